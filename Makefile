@@ -1,0 +1,36 @@
+# One command builds the book, one runs every test; each creates .venv and installs everything first.
+#   make book   -- install, then build the HTML book (chapters execute at the `book` profile) into _build/html
+#   make test   -- install, then run the unit tests and execute every chapter at the `ci` profile (papermill+nbval)
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+CI_NOTEBOOKS := _build/ci-notebooks
+
+.PHONY: install book test lint benchmark clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	touch $(STAMP)
+
+install: $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build . -W -n --keep-going
+
+test: $(STAMP)
+	rm -rf $(CI_NOTEBOOKS) _build/claims-ci
+	$(BIN)/python -m feature_learning.book.notebooks prepare --profile ci --out $(CI_NOTEBOOKS)
+	BOOK_CLAIMS_DIR=$(CURDIR)/_build/claims-ci MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --dist loadfile \
+		--nbval-lax --nbval-current-env --nbval-cell-timeout=1800 -p no:cacheprovider \
+		tests $(CI_NOTEBOOKS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check lib tests book benchmarks
+
+benchmark: $(STAMP)
+	$(BIN)/python benchmarks/run_chapters.py
+
+clean:
+	rm -rf _build

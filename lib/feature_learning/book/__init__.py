@@ -1,0 +1,1 @@
+"""Book machinery: run profiles, reproduction claims, display helpers and the Sphinx report extension."""

@@ -1,0 +1,20 @@
+"""Showing SymPy results in the book: every closed form on a page is glued from the notebook that computed it."""
+
+from __future__ import annotations
+
+import sympy as sp
+from IPython.display import Markdown, Math
+from myst_nb import glue
+
+
+def latex_of(value) -> str:
+    return value if isinstance(value, str) else sp.latex(value)
+
+
+def glue_math(name: str, rhs, lhs: str | None = None) -> Math:
+    """Glue ``lhs = rhs`` (rhs a SymPy expression or LaTeX) as display math (``{glue:math}`name```) and as inline
+    math (``{glue:md}`name_inline```); returns the Math object so the cell can also show it."""
+    latex = (f"{lhs} = " if lhs else "") + latex_of(rhs)
+    glue(name, Math(latex), display=False)
+    glue(f"{name}_inline", Markdown(f"${latex}$"), display=False)
+    return Math(latex)

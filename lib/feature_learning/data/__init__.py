@@ -1,0 +1,1 @@
+"""Data models, one module per family."""

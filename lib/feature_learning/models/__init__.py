@@ -1,0 +1,1 @@
+"""Models as small tensor programs with a leading replica (seed) dimension."""

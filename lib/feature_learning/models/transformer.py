@@ -1,0 +1,102 @@
+"""A small decoder-only transformer, batched over independent replicas (seeds) R.
+
+Pre-activation residual blocks of multi-head causal self-attention and a GELU MLP, learned token and position
+embeddings, no LayerNorm (as in the one-layer grokking transformer of Nanda et al. 2023), and a linear read-out
+of the last position. Shapes: R replicas, N sequences, T positions, d model width, H heads of width e.
+
+The attention score of head h between a query token x and a key token y is x W^Q_h (W^K_h)^T y^T / sqrt(e):
+:meth:`Transformer.attention_matrix` returns it over the number tokens, the p x p matrix E W^Q_h W^K_h^T E^T that
+the source calls the attention matrix W^{KQ} (dissertation ch. 4, section 4.5).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+@dataclasses.dataclass(frozen=True)
+class TransformerConfig:
+    vocab: int
+    seq_len: int
+    n_out: int
+    d_model: int = 128
+    n_heads: int = 4
+    d_head: int = 32
+    d_mlp: int = 512
+    n_blocks: int = 1
+
+
+@dataclasses.dataclass
+class Transformer:
+    config: TransformerConfig
+    params: dict[str, torch.Tensor]
+
+    @property
+    def replicas(self) -> int:
+        return self.params["embed"].shape[0]
+
+    def parameters(self) -> list[torch.Tensor]:
+        return list(self.params.values())
+
+    def __call__(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Logits (R, N, n_out) read out at the last position of ``tokens`` (N, T)."""
+        P, c = self.params, self.config
+        T = tokens.shape[1]
+        x = P["embed"][:, tokens] + P["pos"][:, None, :T]  # (R, N, T, d)
+        causal = torch.ones(T, T, dtype=torch.bool, device=tokens.device).tril()
+        for b in range(c.n_blocks):
+            # Only the last position is read out, so the last block needs its query and MLP there alone.
+            rows = slice(T - 1, T) if b == c.n_blocks - 1 else slice(0, T)
+            q = torch.einsum("rntd,rhde->rnhte", x[:, :, rows], P["W_Q"][:, b])
+            k = torch.einsum("rntd,rhde->rnhte", x, P["W_K"][:, b])
+            v = torch.einsum("rntd,rhde->rnhte", x, P["W_V"][:, b])
+            scores = (q @ k.transpose(-1, -2)) / math.sqrt(c.d_head)
+            attn = scores.masked_fill(~causal[rows], float("-inf")).softmax(dim=-1)
+            x = x[:, :, rows] + torch.einsum("rnhte,rhed->rntd", attn @ v, P["W_O"][:, b])
+            hidden = F.gelu(torch.einsum("rntd,rdf->rntf", x, P["W_in"][:, b]) + P["b_in"][:, b, None, None])
+            x = x + torch.einsum("rntf,rfd->rntd", hidden, P["W_out"][:, b]) + P["b_out"][:, b, None, None]
+        return torch.einsum("rnd,rdo->rno", x[:, :, -1], P["unembed"])
+
+    def attention_matrix(self, tokens: torch.Tensor, block: int = 0) -> torch.Tensor:
+        """E W^Q_h (W^K_h)^T E^T over the given token ids: shape (R, H, len(tokens), len(tokens))."""
+        with torch.no_grad():
+            E = self.params["embed"][:, tokens]  # (R, P, d)
+            q = torch.einsum("rpd,rhde->rhpe", E, self.params["W_Q"][:, block])
+            k = torch.einsum("rpd,rhde->rhpe", E, self.params["W_K"][:, block])
+            return q @ k.transpose(-1, -2)
+
+
+def init_transformer(
+    config: TransformerConfig,
+    replicas: int = 1,
+    generator: torch.Generator | None = None,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str = "cpu",
+) -> Transformer:
+    """Gaussian init with std 1/sqrt(fan_in) for every matrix (embeddings std 1/sqrt(d)); biases 0.
+
+    Drawn on the CPU from ``generator`` so that CPU and CUDA runs start from the same weights.
+    """
+    c, R, L, H = config, replicas, config.n_blocks, config.n_heads
+
+    def normal(*shape, fan_in):
+        return torch.randn(R, *shape, generator=generator, dtype=dtype) / math.sqrt(fan_in)
+
+    params = {
+        "embed": normal(c.vocab, c.d_model, fan_in=c.d_model),
+        "pos": normal(c.seq_len, c.d_model, fan_in=c.d_model),
+        "W_Q": normal(L, H, c.d_model, c.d_head, fan_in=c.d_model),
+        "W_K": normal(L, H, c.d_model, c.d_head, fan_in=c.d_model),
+        "W_V": normal(L, H, c.d_model, c.d_head, fan_in=c.d_model),
+        "W_O": normal(L, H, c.d_head, c.d_model, fan_in=H * c.d_head),
+        "W_in": normal(L, c.d_model, c.d_mlp, fan_in=c.d_model),
+        "b_in": torch.zeros(R, L, c.d_mlp, dtype=dtype),
+        "W_out": normal(L, c.d_mlp, c.d_model, fan_in=c.d_mlp),
+        "b_out": torch.zeros(R, L, c.d_model, dtype=dtype),
+        "unembed": normal(c.d_model, c.n_out, fan_in=c.d_model),
+    }
+    return Transformer(config, {name: t.to(device).requires_grad_() for name, t in params.items()})

@@ -1,0 +1,1 @@
+"""Closed forms and symbolic checks."""

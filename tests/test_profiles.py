@@ -1,0 +1,45 @@
+import pytest
+import torch
+
+from feature_learning.book.profiles import ParameterError, by_profile, check_int, resolve_device, start_run
+
+
+def test_unknown_profile_names_parameter_and_allowed_values():
+    with pytest.raises(ParameterError, match=r"'profile'.*ci, book, full"):
+        start_run("huge", 0)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "3", True])
+def test_bad_seed_is_refused(seed):
+    with pytest.raises(ParameterError, match="seed"):
+        start_run("ci", seed)
+
+
+def test_bad_device_is_refused():
+    with pytest.raises(ParameterError, match="device"):
+        resolve_device("tpu")
+
+
+def test_auto_device_is_cpu_without_cuda():
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert resolve_device("auto").type == expected
+
+
+def test_by_profile_requires_every_profile():
+    assert by_profile("book", {"ci": 1, "book": 2, "full": 3}) == 2
+    with pytest.raises(ParameterError, match="full"):
+        by_profile("ci", {"ci": 1, "book": 2})
+
+
+def test_check_int_bounds():
+    assert check_int("k", 3, minimum=2, maximum=5) == 3
+    with pytest.raises(ParameterError, match=r"'k' is 6"):
+        check_int("k", 6, minimum=2, maximum=5)
+
+
+def test_run_generators_are_reproducible_and_distinct():
+    run = start_run("ci", 7, "cpu")
+    a = torch.randn(3, generator=run.generator(0))
+    b = torch.randn(3, generator=run.generator(0))
+    c = torch.randn(3, generator=run.generator(1))
+    assert torch.equal(a, b) and not torch.equal(a, c)
