@@ -30,7 +30,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check lib tests book benchmarks
 
 benchmark: $(STAMP)
-	$(BIN)/python benchmarks/run_chapters.py
+	$(BIN)/python benchmarks/run_chapters.py --profile $(or $(PROFILE),ci)
 
 clean:
 	rm -rf _build

@@ -19,12 +19,6 @@ def class_weighted_margins(logits: torch.Tensor, labels: torch.Tensor) -> torch.
     return correct - (logits.sum(dim=-1) - correct) / (c - 1)
 
 
-def normalized_margin(net, inputs: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """h(theta / ||theta||) = min_D g(theta) / ||theta||^nu for a nu-homogeneous net, per replica (R,)."""
-    with torch.no_grad():
-        return margins(net(inputs), labels).min(dim=-1).values / net.group_norm().pow(net.homogeneity)
-
-
 def accuracy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """Fraction of argmax hits, over the N axis: (..., N, C) -> (...)."""
     return (logits.argmax(dim=-1) == labels).double().mean(dim=-1)

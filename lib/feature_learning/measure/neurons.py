@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import torch
 
@@ -50,8 +49,3 @@ def summarize_neurons(net: PolyNet, r: int = 0) -> NeuronFourierSummary:
     phases = phase_at(parts, frequency.unsqueeze(1).expand(-1, k + 1))
     residual = wrap_angle(phases[:, :k].sum(dim=1) - phases[:, k])
     return NeuronFourierSummary(max_power, frequency, same, residual, part_norms, parts.pow(2).sum((1, 2)).sqrt())
-
-
-def circular_spread(angles: torch.Tensor) -> float:
-    """1 - |mean exp(i angle)|: 0 when all angles agree."""
-    return 1.0 - float(torch.complex(torch.cos(angles), torch.sin(angles)).mean().abs()) if angles.numel() else math.nan

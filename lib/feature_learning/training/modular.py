@@ -6,10 +6,18 @@ import torch
 import torch.nn.functional as F
 
 from feature_learning.data.modular import ModularAddition, token_sequences
-from feature_learning.measure.margins import accuracy, normalized_margin
+from feature_learning.measure.margins import accuracy, margins
 from feature_learning.models.poly_net import PolyNet, init_poly_net
 from feature_learning.models.transformer import Transformer, TransformerConfig, init_transformer
 from feature_learning.training.loop import OptimConfig, minibatches, train
+
+EVAL_CHUNK = 65536  # rows per forward pass when evaluating on all of Z_p^k (p^k reaches millions at `full`)
+
+
+def logits_in_chunks(model, inputs: torch.Tensor, chunk: int = EVAL_CHUNK) -> torch.Tensor:
+    """model(inputs) as (R, N, C), computed ``chunk`` rows at a time so that the hidden layer fits in memory."""
+    with torch.no_grad():
+        return torch.cat([model(inputs[i : i + chunk]) for i in range(0, len(inputs), chunk)], dim=1)
 
 
 def regularized_objective(net: PolyNet, inputs: torch.Tensor, labels: torch.Tensor, lam: float) -> torch.Tensor:
@@ -50,11 +58,13 @@ def train_poly_net(
         return regularized_objective(net, inputs[idx], labels[idx], norm_penalty)
 
     def log(step: int) -> dict[str, torch.Tensor]:
-        logits = net(inputs)
+        logits = logits_in_chunks(net, inputs)
+        norm = net.group_norm()
         out = {
             "train_acc": accuracy(logits[:, train_idx], labels[train_idx]),
-            "margin": normalized_margin(net, inputs, labels),
-            "norm": net.group_norm(),
+            # normalised margin over all of Z_p^k (Definition 4.4): min g(theta) / ||theta||^(k+1)
+            "margin": margins(logits, labels).min(dim=-1).values / norm.pow(net.homogeneity),
+            "norm": norm,
         }
         if len(test_idx):
             out["test_acc"] = accuracy(logits[:, test_idx], labels[test_idx])
@@ -91,7 +101,7 @@ def train_transformer(
         return F.cross_entropy(logits.flatten(0, 1), labels[idx].repeat(replicas), reduction="sum") / len(idx)
 
     def log(step: int) -> dict[str, torch.Tensor]:
-        logits = model(tokens)
+        logits = logits_in_chunks(model, tokens)
         out = {"train_acc": accuracy(logits[:, train_idx], labels[train_idx])}
         if len(test_idx):
             out["test_acc"] = accuracy(logits[:, test_idx], labels[test_idx])

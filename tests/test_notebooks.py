@@ -1,0 +1,44 @@
+"""The chapter notebooks themselves: stored clean, parametrised, and all executed by this test run.
+
+`make test` prepares a copy of every notebook of the table of contents at the `ci` profile (papermill) and hands
+them to nbval; the conftest records what nbval collected.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from feature_learning.book.notebooks import cells_with_outputs, parameters_cell, toc_files, toc_notebooks
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = toc_notebooks(ROOT)
+
+
+def test_toc_lists_existing_pages_and_at_least_one_chapter():
+    for entry in toc_files(ROOT):
+        assert (ROOT / f"{entry}.md").exists() or (ROOT / f"{entry}.ipynb").exists(), entry
+    assert NOTEBOOKS, "the table of contents lists no chapter notebook"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=str)
+def test_notebook_is_stored_without_outputs(notebook):
+    assert cells_with_outputs(ROOT / notebook) == [], f"{notebook} is stored with outputs"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=str)
+def test_notebook_has_a_parameters_cell_with_profile_seed_device(notebook):
+    cell = parameters_cell(ROOT / notebook)
+    assert cell is not None, f"{notebook} has no cell tagged 'parameters'"
+    source = "".join(cell["source"])
+    for name in ("profile", "seed", "device"):
+        assert f"{name} =" in source, f"{notebook}'s parameters cell does not set {name}"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=str)
+def test_notebook_is_executed_by_this_run_at_ci_profile(notebook, collected_notebooks):
+    executed = [p for p in collected_notebooks if p.as_posix().endswith(notebook.as_posix())]
+    assert executed, f"{notebook} is in _toc.yml but this test run does not execute it; run `make test`"
+    cells = json.loads(executed[0].read_text())["cells"]
+    injected = [c for c in cells if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
+    assert injected and 'profile = "ci"' in "".join(injected[0]["source"])
