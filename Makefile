@@ -19,10 +19,13 @@ install: $(STAMP)
 book: $(STAMP)
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
+# Two pytest workers, each running one notebook kernel at a time with one thread: both cores busy, none
+# oversubscribed (the OpenMP threads of two kernels competing for two cores slow each other down badly).
 test: $(STAMP)
 	rm -rf $(CI_NOTEBOOKS) _build/claims-ci
 	$(BIN)/python -m feature_learning.book.notebooks prepare --profile ci --out $(CI_NOTEBOOKS)
-	BOOK_CLAIMS_DIR=$(CURDIR)/_build/claims-ci MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --dist loadfile \
+	BOOK_CLAIMS_DIR=$(CURDIR)/_build/claims-ci MPLBACKEND=Agg OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+		$(BIN)/python -m pytest -n 2 --dist loadfile \
 		--nbval-lax --nbval-current-env --nbval-cell-timeout=1800 -p no:cacheprovider \
 		tests $(CI_NOTEBOOKS)
 

@@ -81,7 +81,8 @@ def attention_heads(matrices: torch.Tensor, title: str = "") -> plt.Figure:
     for h in range(heads):
         m = _np(matrices[h])
         axes[h, 0].imshow(m, cmap="RdBu_r", vmin=-np.abs(m).max(), vmax=np.abs(m).max())
-        axes[h, 0].set(title=f"head {h + 1}: E W^Q W^K^T E^T", xlabel="key token b", ylabel="query token a")
+        axes[h, 0].set(title=rf"head {h + 1}: $E\,W^Q_h (W^K_h)^\top E^\top$", xlabel="key token b",
+                       ylabel="query token a")
         spec = np.fft.fftshift(_np(power_2d(matrices[h].double())))
         p = m.shape[0]
         extent = (-(p // 2) - 0.5, p // 2 + 0.5, p // 2 + 0.5, -(p // 2) - 0.5)
