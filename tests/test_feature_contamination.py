@@ -124,7 +124,8 @@ def test_theory_checks():
     rec = theory.recursions()
     assert rec["combine_ok"] and rec["solve_ok"] and rec["continuous_ok"]
     mom = theory.uniform_moments()
-    assert (mom["mu1"], mom["mu2"], mom["mu3"], mom["var"], mom["abs3"]) == tuple(sp.Rational(1, q) for q in (2, 3, 4, 12, 32))
+    moments = (mom["mu1"], mom["mu2"], mom["mu3"], mom["var"], mom["abs3"])
+    assert moments == tuple(sp.Rational(1, q) for q in (2, 3, 4, 12, 32))
     assert theory.mills_ratio()["ok"]
 
 

@@ -133,7 +133,8 @@ def run_classification(size: ContaminationSizes, activation: str, generator: tor
 def run_regression(size: ContaminationSizes, activation: str, generator: torch.Generator, device=None):
     """Appendix F.1 "regression (representation distillation)": the net regresses the OOD-optimal representation
     (y z_j)_{j in S_core} with (1/2)||h - t||^2; both layers trained (output layer initialised at +-1/m), online SGD
-    with the source's weight decay, at the sizes ``size.reg_shape`` (d = 4 (d_core + d_bg) as in F.1). Returns (net, history) with ID/OOD mean squared error and background weights."""
+    with the source's weight decay, at the sizes ``size.reg_shape`` (d = 4 (d_core + d_bg) as in F.1).
+    Returns (net, history) with the ID/OOD squared error and the background weights."""
     d_half, width, batch = size.reg_shape
     size = dataclasses.replace(size, d_core=d_half, d_bg=d_half, d=d_half * size.d // size.d_core, width=width,
                                batch=batch)
@@ -176,6 +177,9 @@ def run_extension(size: ContaminationSizes, activation: str, generator: torch.Ge
     W0 = net.W.detach().clone()
     u_bg = torch.ones(size.d_bg, device=device) / size.d_bg**0.5
 
+    def core_norm(W):  # mean over neurons of ||P_core w_k||
+        return W[..., :size.d_core].norm(dim=-1).mean(-1)
+
     def bg_direction(W):  # mean over neurons of |<w_k, u_bg>|, u_bg the unit background-mean direction
         return (W[..., size.d_core:] @ u_bg).abs().mean(-1)
 
@@ -188,7 +192,7 @@ def run_extension(size: ContaminationSizes, activation: str, generator: torch.Ge
         return {"id_loss": logistic(net(x_id), y_id).mean(-1), "ood_loss": logistic(net(x_ood), y_ood).mean(-1),
                 "id_acc": measure.accuracy(net, x_id, y_id), "ood_acc": measure.accuracy(net, x_ood, y_ood),
                 "bg_direction": bg_direction(net.W) / bg_direction(W0),
-                "core_norm": net.W[..., :size.d_core].norm(dim=-1).mean(-1) / W0[..., :size.d_core].norm(dim=-1).mean(-1)}
+                "core_norm": core_norm(net.W) / core_norm(W0)}
 
     config = OptimConfig(steps=size.ext_steps, lr=size.ext_lr, weight_decay=1e-2, betas=(0.9, 0.999), warmup=0)
     history = train(net.parameters(), loss_fn, config, log_every=max(1, size.ext_steps // 20), log_fn=log)
@@ -210,7 +214,8 @@ TABLE1 = {  # Table 1 (appendix E.2): CLIP teachers and their distilled students
     "Distilled RN50x16": (79.65, 48.26, 68.49, 55.03, 48.90, 32.93, 35.97),
 }
 TABLES_2_TO_4 = {  # (ID, OOD) of teacher and distilled student: iWildCam (macro F1), Camelyon17, DomainNet (%)
-    "iWildCam-WILDS (Table 2)": {"teacher": ("ImageNet RN50", 49.30, 32.46), "student": ("Distilled RN50", 32.32, 13.83)},
+    "iWildCam-WILDS (Table 2)": {"teacher": ("ImageNet RN50", 49.30, 32.46),
+                                 "student": ("Distilled RN50", 32.32, 13.83)},
     "Camelyon17-WILDS (Table 3)": {"teacher": ("CLIP-ViT-B/16", 98.22, 92.88),
                                    "student": ("Distilled ViT-B/16", 98.28, 89.83)},
     "DomainNet (Table 4)": {"teacher": ("CLIP-RN50", 87.02, 82.58), "student": ("Distilled RN50", 77.91, 64.78)},
@@ -226,7 +231,7 @@ def table1_gaps() -> dict[str, dict[str, float]]:
             continue
         arch = name.removeprefix("Distilled ")
         teacher = TABLE1[f"CLIP-{arch}"]
-        out[arch] = {col: s - t for col, s, t in zip(TABLE1_COLUMNS, student, teacher)}
+        out[arch] = {col: s - t for col, s, t in zip(TABLE1_COLUMNS, student, teacher, strict=True)}
         out[arch]["avg_error"] = max(abs(row[1] - sum(row[2:]) / 5) for row in (student, teacher))
     return out
 

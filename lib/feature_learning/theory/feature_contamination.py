@@ -47,9 +47,9 @@ def hinge_gradient(width: int = 2, dim: int = 2) -> dict:
                 for point in _points(yy, xs, a, W):
                     ok &= sp.simplify(auto.subs(point) - formula.subs(point)) == 0
         out[name] = ok
-    k_sym, j_sym = sp.symbols("k j")
     ak, x_vec = sp.Symbol("a_k"), sp.Symbol(r"\mathbf{x}")
-    ind_loss, ind_act = sp.Symbol(r"\mathbb{1}_{y h(\mathbf{x})\le 1}"), sp.Symbol(r"\mathbb{1}_{\langle \mathbf{w}_k,\mathbf{x}\rangle\ge 0}")
+    ind_loss = sp.Symbol(r"\mathbb{1}_{y h(\mathbf{x})\le 1}")
+    ind_act = sp.Symbol(r"\mathbb{1}_{\langle \mathbf{w}_k,\mathbf{x}\rangle\ge 0}")
     out["formula_relu"] = -ak * sp.Symbol("y") * ind_loss * ind_act * x_vec
     out["formula_linear"] = -ak * sp.Symbol("y") * ind_loss * x_vec
     return out
