@@ -84,23 +84,26 @@ def model_of(size: ContaminationSizes) -> StructuredFeatures:
     return StructuredFeatures(d_core=size.d_core, d_bg=size.d_bg)
 
 
-def test_sets(size: ContaminationSizes, generator: torch.Generator, device=None):
+def test_sets(size: ContaminationSizes, generator: torch.Generator, device=None,
+              data: StructuredFeatures | None = None):
     """Fixed ID and OOD test sets (x, y), shared by all replicas."""
-    data = model_of(size)
+    data = model_of(size) if data is None else data
     x_id, y_id, _ = data.sample(size.n_test, split="id", generator=generator, device=device)
     x_ood, y_ood, _ = data.sample(size.n_test, split="ood", generator=generator, device=device)
     return (x_id, y_id), (x_ood, y_ood)
 
 
 def run_classification(size: ContaminationSizes, activation: str, generator: torch.Generator, device=None,
-                       tracked_neurons: int = 10, snapshots: tuple[int, ...] = ()):
+                       tracked_neurons: int = 10, snapshots: tuple[int, ...] = (),
+                       data: StructuredFeatures | None = None):
     """The theory's setting (Sec. 3.2, appendix F.1): fixed +-1/m output layer, hinge loss, online SGD with weight
     decay, batched over ``size.seeds`` replicas. Returns the trained net and the logged history; the first-layer
-    weights at the logged steps listed in ``snapshots`` are in ``history["snapshots"]`` ({step: W})."""
-    data = model_of(size)
+    weights at the logged steps listed in ``snapshots`` are in ``history["snapshots"]`` ({step: W}). ``data``
+    replaces the feature model of F.1 (e.g. by one whose background has mean zero in training)."""
+    data = model_of(size) if data is None else data
     net = init_fixed_output(size.seeds, size.width, size.d0, d_ambient=size.d, activation=activation,
                             generator=generator, device=device)
-    (x_id, y_id), (x_ood, y_ood) = test_sets(size, generator, device)
+    (x_id, y_id), (x_ood, y_ood) = test_sets(size, generator, device, data)
     mu = data.mu_core()
 
     def sample(step):
