@@ -71,7 +71,7 @@ SIZES = {
                                digits_width=256, digits_steps=2000, digits_seeds=2),
     "full": ContaminationSizes(d_core=32, d_bg=32, d=256, width=256, batch=1000, lr=0.1, steps=4000, seeds=5,
                                log_every=50, n_test=20000, reg_lr=0.1, reg_steps=4000, reg_shape=(32, 256, 1000),
-                               ext_width=256, ext_batch=1000, ext_steps=3000, ext_lr=1e-3,
+                               ext_width=256, ext_batch=1000, ext_steps=3000, ext_lr=3e-3,
                                digits_width=256, digits_steps=4000, digits_seeds=3),
 }
 
