@@ -91,3 +91,84 @@ def attention_heads(matrices: torch.Tensor, title: str = "") -> plt.Figure:
     fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def contamination_panels(time, histories: dict, title: str = "") -> plt.Figure:
+    """Figs. 3a-c and 8 of Zhang et al. (ICML 2024): for each network (dict name -> history with (T, R) curves),
+    ID/OOD hinge risk, class-wise activation rates, oriented core and background weights, and projection norms."""
+    names = list(histories)
+    fig, axes = plt.subplots(len(names), 4, figsize=(15, 3.0 * len(names)), squeeze=False)
+    for row, name in enumerate(names):
+        h = histories[name]
+        ax = axes[row]
+        mean_band(ax[0], time, h["id_hinge"], label="ID hinge risk")
+        mean_band(ax[0], time, h["ood_hinge"], label="OOD hinge risk")
+        ax[0].set_ylim(-0.03, 1.1)
+        mean_band(ax[1], time, h["p_pos"], label="positive class")
+        mean_band(ax[1], time, h["p_neg"], label="negative class")
+        ax[1].set_ylim(-0.03, 1.03)
+        mean_band(ax[2], time, h["core"], label="core (oriented)")
+        mean_band(ax[2], time, h["bg"], label="background")
+        mean_band(ax[3], time, h["core_norm"], label=r"$\|P_{core}w_k\|$")
+        mean_band(ax[3], time, h["bg_norm"], label=r"$\|P_{bg}w_k\|$")
+        titles = ["risks", "activation rate", "mean weight per coordinate", "projection norms"]
+        for a, t in zip(ax, titles, strict=True):
+            a.set_title(f"{name}: {t}", fontsize=9)
+            a.legend(fontsize=7)
+            a.set_xlabel("source SGD steps (eta = 0.001)", fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def neuron_trajectories(time, corr_pos, corr_neg, title: str = "") -> plt.Figure:
+    """Fig. 7 of Zhang et al.: E_{x|y}<w_k, x> for the neuron's positive and negative class, one panel per neuron
+    (``corr_*`` of shape (T, neurons))."""
+    n = corr_pos.shape[1]
+    cols = min(5, n)
+    rows = (n + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(2.6 * cols, 2.1 * rows), squeeze=False, sharex=True)
+    for k in range(n):
+        ax = axes[k // cols, k % cols]
+        ax.plot(_np(time), _np(corr_pos[:, k]), label="positive class")
+        ax.plot(_np(time), _np(corr_neg[:, k]), label="negative class")
+        ax.axhline(0, color="gray", lw=0.6)
+        ax.set_title(f"neuron {k + 1}", fontsize=8)
+    for k in range(n, rows * cols):
+        axes[k // cols, k % cols].axis("off")
+    axes[0, 0].legend(fontsize=6)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def measured_vs_predicted(panels: list[tuple[str, object, object]], xlabel: str = "predicted",
+                          ylabel: str = "measured") -> plt.Figure:
+    """Scatter plots of measured against predicted values with the diagonal, one panel per (title, pred, meas)."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.3), squeeze=False)
+    for ax, (title, pred, meas) in zip(axes[0], panels, strict=True):
+        pred, meas = _np(pred).ravel(), _np(meas).ravel()
+        ax.scatter(pred, meas, s=6, alpha=0.6)
+        lo, hi = min(pred.min(), meas.min()), max(pred.max(), meas.max())
+        ax.plot([lo, hi], [lo, hi], color="gray", lw=0.8)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(xlabel, fontsize=8)
+        ax.set_ylabel(ylabel, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def grouped_bars(groups: list[str], series: dict, ylabel: str = "", title: str = "", log: bool = False) -> plt.Figure:
+    """Bars per group (x axis) for each named series of values (Fig. 10 style)."""
+    fig, ax = plt.subplots(figsize=(1.6 * len(groups) + 2, 3.3))
+    width = 0.8 / len(series)
+    for i, (name, values) in enumerate(series.items()):
+        ax.bar(np.arange(len(groups)) + (i - (len(series) - 1) / 2) * width, _np(values), width, label=name)
+    ax.set_xticks(np.arange(len(groups)), groups)
+    ax.set_ylabel(ylabel)
+    if log:
+        ax.set_yscale("log")
+    ax.legend(fontsize=8)
+    ax.set_title(title)
+    fig.tight_layout()
+    return fig
