@@ -9,8 +9,16 @@ import torch
 from feature_learning.chapters import simplicity_bias as chapter
 from feature_learning.data.xor import simple_plus_complex_data, skewed_xor_data, xor_cluster_data
 from feature_learning.measure.directions import angle_gap, logistic_probe, mass_near, neuron_angles
-from feature_learning.models.two_layer import (forward, g_extrema_on_circle, g_function, init_aligned, init_balanced,
-                                               init_torch_default, logistic_loss_and_grads, normalized_margin)
+from feature_learning.models.two_layer import (
+    forward,
+    g_extrema_on_circle,
+    g_function,
+    init_aligned,
+    init_balanced,
+    init_torch_default,
+    logistic_loss_and_grads,
+    normalized_margin,
+)
 from feature_learning.theory import simplicity_bias as theory
 from feature_learning.training.gradient_descent import four_neuron_schedule, gradient_descent, linearized_flow
 

@@ -97,7 +97,7 @@ def init_aligned(u0: torch.Tensor, directions: torch.Tensor):
 
 
 def normalized_margin(u: torch.Tensor, V: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """gamma(theta) = min_i y_i f(theta, x_i) / ||theta||^2 with ||theta||^2 = sum u^2 + sum ||v||^2 (Sec. 5.3): (R,)."""
+    """gamma(theta) = min_i y_i f(theta, x_i) / ||theta||^2, ||theta||^2 = sum u^2 + sum ||v||^2 (Sec. 5.3): (R,)."""
     f = forward(u, V, X)
     yb = y if y.dim() == 2 else y.unsqueeze(0)
     return (f * yb).min(-1).values / (u.pow(2).sum(-1) + V.pow(2).sum((-1, -2)))

@@ -50,24 +50,34 @@ def g_skewed_circle(alpha_value):
     return sp.Rational(1, 8) * (sp.Abs(sp.cos(phi - alpha_value)) - sp.Abs(sp.cos(phi)))
 
 
+def _freeze_signs(expr, at):
+    """The smooth piece of a sum of |h| and max(h, 0) terms that is valid around phi = ``at``."""
+    def abs_piece(e):
+        return sp.sign(e.args[0].subs(phi, at)) * e.args[0]
+
+    def max_piece(e):
+        return max(e.args, key=lambda t: float(t.subs(phi, at)))
+
+    return expr.replace(lambda e: isinstance(e, sp.Abs), abs_piece).replace(
+        lambda e: isinstance(e, sp.Max), max_piece)
+
+
 def circle_extrema(g_expr, breakpoints) -> list[tuple]:
-    """Exact extrema of a piecewise-smooth G(phi) on [-pi, pi): on each arc between consecutive ``breakpoints``
-    (where the pieces change) take the critical points of the smooth piece and the arc ends. Returns
-    [(phi, G(phi))] for every candidate, exact."""
-    pts = sorted(set(sp.nsimplify(b) for b in breakpoints) | {-sp.pi, sp.pi}, key=lambda t: float(t))
+    """Exact candidate extrema of a piecewise-smooth G(phi) on [-pi, pi) whose smooth pieces have the form
+    A cos phi + B sin phi (true for G of clustered data with the ReLU): on each arc between consecutive
+    ``breakpoints`` (where the pieces change), the critical points atan2(B, A) and atan2(-B, -A) that lie inside the
+    arc, plus the arc ends. Returns [(phi, G(phi))] sorted by phi, exact; the global extrema are among them."""
+    pts = sorted({sp.nsimplify(b) for b in breakpoints} | {-sp.pi, sp.pi}, key=float)
     cands = set()
-    for lo, hi in zip(pts[:-1], pts[1:]):
-        mid = (lo + hi) / 2
-        piece = g_expr.rewrite(sp.Piecewise)
-        # freeze the signs of the arc's middle: replace |h| by sign(h(mid)) h and Max(h, 0) by h or 0
-        piece = g_expr.replace(lambda e: isinstance(e, sp.Abs),
-                               lambda e: sp.sign(e.args[0].subs(phi, mid)) * e.args[0])
-        piece = piece.replace(lambda e: isinstance(e, sp.Max),
-                              lambda e: e.args[0] if e.args[0] != 0 and float(e.args[0].subs(phi, mid)) > 0
-                              else (e.args[1] if float(e.args[1].subs(phi, mid)) > 0 else sp.Integer(0)))
-        crit = sp.solveset(sp.diff(piece, phi), phi, sp.Interval.open(lo, hi))
-        if isinstance(crit, sp.FiniteSet):
-            cands |= set(crit)
+    for lo, hi in zip(pts[:-1], pts[1:], strict=True):
+        piece = sp.expand(sp.expand_trig(_freeze_signs(g_expr, (lo + hi) / 2)))
+        A, B = piece.coeff(sp.cos(phi)), piece.coeff(sp.sin(phi))
+        if sp.simplify(piece - A * sp.cos(phi) - B * sp.sin(phi)) != 0:
+            raise ValueError("a piece of G is not of the form A cos(phi) + B sin(phi)")
+        if A != 0 or B != 0:
+            for crit in (sp.atan2(B, A), sp.atan2(-B, -A)):
+                if float(lo) < float(crit) < float(hi):
+                    cands.add(sp.simplify(crit))
         cands |= {lo, hi}
     cands.discard(sp.pi)
     return sorted(((p, sp.nsimplify(sp.simplify(g_expr.subs(phi, p)))) for p in cands), key=lambda t: float(t[0]))
@@ -119,11 +129,11 @@ def bernoulli_bound() -> dict:
     return {"solution": y, "residual": residual, "ratio_at_t1": ratio}
 
 
-def prop_5_7_constants(a=sp.Rational(1, 100), b=sp.Rational(1, 1000), c=1000, q=sp.Rational(8, 3),
-                       digits: int = 30) -> dict:
+def prop_5_7_constants(a="1/100", b="1/1000", c=1000, q="8/3", digits: int = 30) -> dict:
     """Prop. 5.7 (App. D.3): A = ((1-2a) e^{-7 q^2 a} - 4a)/2, B = (1+a)/2, C = e^{-4 q^2 a},
     h(x) = ln x + C (Ei(x) - Ei(1)); the lower bound on h(X(T)), the threshold h((1-2a)(9/4)^2) it must clear,
     and the margin bound (1-2a)(9/4)^2 - 4 q^2 a."""
+    a, b, c, q = (sp.Rational(v) for v in (a, b, c, q))
     A = ((1 - 2 * a) * sp.exp(-7 * q**2 * a) - 4 * a) / 2
     B = (1 + a) / 2
     C = sp.exp(-4 * q**2 * a)
