@@ -51,7 +51,7 @@ SIZES = {
     "book": SimplicityBiasSizes(
         four_epochs=2**15, lemma_width=32, lemma_seeds=3,
         skew_base=128, skew_widths=(64, 256), skew_epochs=4096, skew_lr=2**-3,
-        capture_widths=(4, 8, 12, 16), capture_seeds=600, capture_steps=200,
+        capture_widths=(4, 8, 12), capture_seeds=400, capture_steps=200,
         domino_width=64, domino_seeds=8, domino_epochs=4096, domino_lr=2**-3, domino_n_train=512,
         domino_n_ood=1333, domino_checkpoints=(0, 128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096),
     ),
