@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from feature_learning.models.two_layer import logistic_loss_and_grads
+from feature_learning.models.bias_free_relu import logistic_loss_and_grads
 
 
 def four_neuron_schedule(epoch: int) -> float:
