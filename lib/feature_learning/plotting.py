@@ -116,6 +116,25 @@ def contamination_panels(time, histories: dict, title: str = "") -> plt.Figure:
             a.set_title(f"{name}: {t}", fontsize=9)
             a.legend(fontsize=7)
             a.set_xlabel("source SGD steps (eta = 0.001)", fontsize=8)
+# --- simplicity bias of two-layer networks (Tsoy & Konstantinov, ICML 2024) ----------------------------------------
+
+
+def scales_and_angles(epochs, scales, angles, windows, labels, title: str = "") -> plt.Figure:
+    """Figure 1 of the source: per-neuron scales ||v_k|| (top row, log scale) and signed angles to their cluster
+    directions (bottom row) against the epoch, one column per epoch window. scales, angles: (T, K)."""
+    epochs, scales, angles = _np(epochs), _np(scales), _np(angles)
+    fig, axes = plt.subplots(2, len(windows), figsize=(3.2 * len(windows), 5), squeeze=False)
+    for c, (lo, hi) in enumerate(windows):
+        keep = (epochs >= lo) & (epochs <= hi)
+        for k in range(scales.shape[1]):
+            axes[0, c].plot(epochs[keep], scales[keep, k], label=labels[k])
+            axes[1, c].plot(epochs[keep], angles[keep, k], label=labels[k])
+        axes[0, c].set_yscale("log")
+        axes[0, c].set_title(f"epochs {lo}-{hi}", fontsize=9)
+        axes[1, c].set_xlabel("epoch")
+    axes[0, 0].set_ylabel("scale ||v_k||")
+    axes[1, 0].set_ylabel("angle to cluster (rad)")
+    axes[0, 0].legend(fontsize=7)
     fig.suptitle(title)
     fig.tight_layout()
     return fig
@@ -137,6 +156,32 @@ def neuron_trajectories(time, corr_pos, corr_neg, title: str = "") -> plt.Figure
     for k in range(n, rows * cols):
         axes[k // cols, k % cols].axis("off")
     axes[0, 0].legend(fontsize=6)
+def angle_vs_relative_scale(phi, g, extrema, panels, title: str = "") -> plt.Figure:
+    """Figure 2 of the source, one column per setting: top, the first-layer scale against the epoch; bottom, each
+    neuron's angle against its relative scale ||v_j||^2 / sum ||v_i||^2 (u > 0 red, u < 0 blue) over G(phi)
+    (grey, right axis) with G's extrema as dashed lines. ``panels``: list of dicts with keys epoch, scale
+    (T, widths), widths, angle (m,), rel (m,), sign (m,), name."""
+    fig, axes = plt.subplots(2, len(panels), figsize=(5.2 * len(panels), 6.4), squeeze=False)
+    for c, p in enumerate(panels):
+        ax = axes[0, c]
+        for w, width in enumerate(p["widths"]):
+            ax.plot(_np(p["epoch"]), _np(p["scale"])[:, w], label=f"m = {width}")
+        ax.set_xlabel("epoch")
+        ax.set_ylabel("first-layer scale ||V||_F")
+        ax.set_title(p["name"])
+        ax.legend(fontsize=8)
+        ax = axes[1, c]
+        sign = _np(p["sign"])
+        ax.scatter(_np(p["angle"])[sign > 0], _np(p["rel"])[sign > 0], s=8, color="tab:red", label="u > 0")
+        ax.scatter(_np(p["angle"])[sign < 0], _np(p["rel"])[sign < 0], s=8, color="tab:blue", label="u < 0")
+        for e in _np(extrema[c]):
+            ax.axvline(e, color="k", ls="--", lw=0.8)
+        ax.set_xlabel("neuron angle atan2(v2, v1) (rad)")
+        ax.set_ylabel("relative scale")
+        ax.legend(fontsize=8, loc="upper left")
+        twin = ax.twinx()
+        twin.plot(_np(phi[c]), _np(g[c]), color="0.6", lw=1)
+        twin.set_ylabel("G(φ)", color="0.4")
     fig.suptitle(title)
     fig.tight_layout()
     return fig
@@ -172,3 +217,18 @@ def grouped_bars(groups: list[str], series: dict, ylabel: str = "", title: str =
     ax.set_title(title)
     fig.tight_layout()
     return fig
+def probe_curves(epochs, curves: dict, ylabel: str, ax=None, logy: bool = False):
+    """Mean +- standard deviation over seeds of probe curves {label: (T, S)} against the training epoch."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5, 3.5))
+    x = _np(epochs)
+    for label, c in curves.items():
+        c = _np(c)
+        ax.errorbar(x, c.mean(1), yerr=c.std(1, ddof=1) if c.shape[1] > 1 else None, label=label, capsize=3,
+                    marker="o", ms=3)
+    ax.set_xlabel("training epoch of the features")
+    ax.set_ylabel(ylabel)
+    if logy:
+        ax.set_yscale("log")
+    ax.legend(fontsize=8)
+    return ax

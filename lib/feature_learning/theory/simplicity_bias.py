@@ -1,0 +1,153 @@
+"""SymPy closed forms for "Simplicity Bias of Two-Layer Networks beyond Linearly Separable Data" (Tsoy &
+Konstantinov, ICML 2024): the logistic constants, the smoothed ReLU of Sec. 2 (Prop. B.2), G on the circle for
+XOR and skewed-XOR data and its extrema (Lemma 5.2, Sec. 6), the Lemma 5.2 algebra, the capture probability of
+Lemma 5.3, the exponent bookkeeping of App. B.3 / C and the numerical constants of Prop. 5.7 (App. D.3)."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+z, a_, c_, phi, alpha = sp.symbols("z a c varphi alpha", real=True)
+delta, xi = sp.symbols("delta xi", nonnegative=True)
+
+
+def relu(t):
+    return sp.Max(t, 0)
+
+
+def logistic_constants() -> dict:
+    """l(z) = ln(1 + e^{-z}): -l'(0) = 1/2 and sup |l''| = 1/4 (attained at 0), used in Prop. B.5."""
+    loss = sp.log(1 + sp.exp(-z))
+    d1, d2 = sp.diff(loss, z), sp.diff(loss, z, 2)
+    crit = sp.solve(sp.diff(sp.simplify(d2), z), z)
+    return {"loss": loss, "minus_dl0": sp.simplify(-d1.subs(z, 0)), "d2": sp.simplify(d2),
+            "sup_d2": sp.simplify(d2.subs(z, 0)), "d2_critical_points": crit}
+
+
+def ball_ratio(d: int):
+    """kappa_d = Vol(D^{d-1}) / Vol(D^d)."""
+    vol = lambda k: sp.pi ** sp.Rational(k, 2) / sp.gamma(sp.Rational(k, 2) + 1)  # noqa: E731
+    return sp.simplify(vol(d - 1) / vol(d))
+
+
+def smoothed_relu_profile(d: int):
+    """q_d(c) with phi_{Q,xi}(v, x) = xi ||v|| q_d(c), c = v.x / (xi ||v||) in [-1, 1] (Prop. B.2):
+    q_d(c) = kappa_d int_{-c}^{1} (c + a) (1 - a^2)^{(d-1)/2} da. Outside [-1, 1] phi is the plain ReLU."""
+    kappa = ball_ratio(d)
+    q = kappa * sp.integrate((c_ + a_) * (1 - a_**2) ** sp.Rational(d - 1, 2), (a_, -c_, 1))
+    return sp.factor(sp.simplify(q))
+
+
+def g_xor_circle():
+    """G(cos phi, sin phi) for clean XOR data (equal masses at +-e_1 with y = +1 and +-e_2 with y = -1):
+    (1/2) * (1/4) * (relu(cos) + relu(-cos) - relu(sin) - relu(-sin))."""
+    c, s = sp.cos(phi), sp.sin(phi)
+    return sp.Rational(1, 8) * (relu(c) + relu(-c) - relu(s) - relu(-s))
+
+
+def g_skewed_circle(alpha_value):
+    """G on the circle for clean skewed XOR (Sec. 6): y = -1 at +-e_1, y = +1 at +-(cos alpha, sin alpha)."""
+    return sp.Rational(1, 8) * (sp.Abs(sp.cos(phi - alpha_value)) - sp.Abs(sp.cos(phi)))
+
+
+def _freeze_signs(expr, at):
+    """The smooth piece of a sum of |h| and max(h, 0) terms that is valid around phi = ``at``."""
+    def abs_piece(e):
+        return sp.sign(e.args[0].subs(phi, at)) * e.args[0]
+
+    def max_piece(e):
+        return max(e.args, key=lambda t: float(t.subs(phi, at)))
+
+    return expr.replace(lambda e: isinstance(e, sp.Abs), abs_piece).replace(
+        lambda e: isinstance(e, sp.Max), max_piece)
+
+
+def circle_extrema(g_expr, breakpoints) -> list[tuple]:
+    """Exact candidate extrema of a piecewise-smooth G(phi) on [-pi, pi) whose smooth pieces have the form
+    A cos phi + B sin phi (true for G of clustered data with the ReLU): on each arc between consecutive
+    ``breakpoints`` (where the pieces change), the critical points atan2(B, A) and atan2(-B, -A) that lie inside the
+    arc, plus the arc ends. Returns [(phi, G(phi))] sorted by phi, exact; the global extrema are among them."""
+    pts = sorted({sp.nsimplify(b) for b in breakpoints} | {-sp.pi, sp.pi}, key=float)
+    cands = set()
+    for lo, hi in zip(pts[:-1], pts[1:], strict=True):
+        piece = sp.expand(sp.expand_trig(_freeze_signs(g_expr, (lo + hi) / 2)))
+        A, B = piece.coeff(sp.cos(phi)), piece.coeff(sp.sin(phi))
+        if sp.simplify(piece - A * sp.cos(phi) - B * sp.sin(phi)) != 0:
+            raise ValueError("a piece of G is not of the form A cos(phi) + B sin(phi)")
+        if A != 0 or B != 0:
+            for crit in (sp.atan2(B, A), sp.atan2(-B, -A)):
+                if float(lo) < float(crit) < float(hi):
+                    cands.add(sp.simplify(crit))
+        cands |= {lo, hi}
+    cands.discard(sp.pi)
+    return sorted(((p, sp.nsimplify(sp.simplify(g_expr.subs(phi, p)))) for p in cands), key=lambda t: float(t[0]))
+
+
+def lemma_5_2_chain() -> dict:
+    """The algebra of Lemma 5.2's proof (App. D.1) with -l'(0) = 1/2: from G(e_1) >= (1/8)(1 - 3 delta - 2 xi) and
+    G(v*) <= (1/8)(v*^1 + 2 xi + 2 delta) the maximiser has v*^1 >= 1 - 5 delta - 4 xi, which exceeds delta + xi
+    (v* lies in e_1's cluster cone) when delta + xi < 1/6."""
+    v1 = sp.symbols("v1", real=True)
+    lower_e1 = sp.Rational(1, 8) * (1 - 3 * delta - 2 * xi)
+    upper_v = sp.Rational(1, 8) * (v1 + 2 * xi + 2 * delta)
+    v1_min = sp.solve(sp.Eq(upper_v, lower_e1), v1)[0]
+    gap = sp.expand(v1_min - (delta + xi))
+    return {"G_e1_lower": lower_e1, "v1_min": v1_min, "gap": gap}
+
+
+def capture_probability_exact(m):
+    """Probability that m balanced isotropic neurons on clean XOR capture all four extrema, with the half-space
+    basins (each extremum captures a neuron with probability 1/4): inclusion-exclusion over the missed extrema."""
+    return sum(sp.binomial(4, k) * (-1) ** k * (1 - sp.Rational(k, 4)) ** m for k in range(5))
+
+
+def capture_probability_paper(m):
+    """The product bound (1 - (3/4)^m)^4 of Lemma 5.3 (App. D.2, h = 1/4 in the clean limit)."""
+    return (1 - sp.Rational(3, 4) ** m) ** 4
+
+
+def exponent_balance() -> dict:
+    """App. B.3: kappa* balancing 2 - kappa (b_1/lambda - 2) = kappa, and the identity 3 - kappa*(b_1/lambda - 2)
+    = 1 + kappa*; App. C: r e^{lambda t_4} does not depend on r."""
+    kappa, b1, lam, r, eps, a, th = sp.symbols("kappa b_1 lambda r epsilon a Theta", positive=True)
+    kstar = sp.solve(sp.Eq(2 - kappa * (b1 / lam - 2), kappa), kappa)[0]
+    ident = sp.simplify(3 - kstar * (b1 / lam - 2) - (1 + kstar))
+    t4 = sp.log(lam * eps / (2 * a * r**2 * th**2)) / (2 * lam)
+    scale = sp.simplify(sp.expand_log(r * sp.exp(lam * t4), force=True))
+    return {"kappa_star": sp.simplify(kstar), "identity_residual": ident, "r_exp_lambda_t4": scale,
+            "dscale_dr": sp.simplify(sp.diff(scale, r))}
+
+
+def bernoulli_bound() -> dict:
+    """Lemma B.6: y(t) = y0 e^{2 lam t} / (1 - (a/lam) y0 (e^{2 lam t} - 1)) solves y' = 2 lam y + 2 a y^2, and at
+    t_1 = ln(lam / (2 a y0)) / (2 lam) its ratio to y0 e^{2 lam t} is 2 lam / (lam + 2 a y0) <= 2."""
+    t, y0, lam, a = sp.symbols("t y_0 lambda a", positive=True)
+    y = y0 * sp.exp(2 * lam * t) / (1 - a / lam * y0 * (sp.exp(2 * lam * t) - 1))
+    residual = sp.simplify(sp.diff(y, t) - 2 * lam * y - 2 * a * y**2)
+    t1 = sp.log(lam / (2 * a * y0)) / (2 * lam)
+    ratio = sp.simplify((y / (y0 * sp.exp(2 * lam * t))).subs(t, t1))
+    return {"solution": y, "residual": residual, "ratio_at_t1": ratio}
+
+
+def prop_5_7_constants(a="1/100", b="1/1000", c=1000, q="8/3", digits: int = 30) -> dict:
+    """Prop. 5.7 (App. D.3): A = ((1-2a) e^{-7 q^2 a} - 4a)/2, B = (1+a)/2, C = e^{-4 q^2 a},
+    h(x) = ln x + C (Ei(x) - Ei(1)); the lower bound on h(X(T)), the threshold h((1-2a)(9/4)^2) it must clear,
+    and the margin bound (1-2a)(9/4)^2 - 4 q^2 a."""
+    a, b, c, q = (sp.Rational(v) for v in (a, b, c, q))
+    A = ((1 - 2 * a) * sp.exp(-7 * q**2 * a) - 4 * a) / 2
+    B = (1 + a) / 2
+    C = sp.exp(-4 * q**2 * a)
+
+    def h(x):
+        return sp.log(x) + C * (sp.Ei(x) - sp.Ei(1))
+
+    hYT = h((1 - 2 * a) * q**2)
+    bound = A / B * hYT + (B - A) / B * (1 + C * sp.E) * sp.log((1 - 2 * a) * b**2) \
+        - (1 + C * sp.exp((1 - 2 * a) / 4)) * sp.log(c**2)
+    threshold = h((1 - 2 * a) * sp.Rational(9, 4) ** 2)
+    margin = (1 - 2 * a) * sp.Rational(9, 4) ** 2 - 4 * q**2 * a
+    ev = lambda e: sp.N(e, digits)  # noqa: E731
+    xs = sp.symbols("x_s", positive=True)
+    x_at_bound = sp.nsolve(h((1 - 2 * a) * xs**2) - ev(bound), xs, 2.2)
+    return {"A": ev(A), "B": ev(B), "C": ev(C), "h_YT": ev(hYT), "bound": ev(bound), "threshold": ev(threshold),
+            "margin_bound": margin, "x_at_bound": x_at_bound, "A_expr": A, "C_expr": C}
