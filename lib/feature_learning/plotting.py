@@ -116,4 +116,5 @@ def mds_scatter(coords, highlight=None, ax=None, title: str = ""):
     for label, (index, colour) in (highlight or {}).items():
         ax.scatter(coords[index, 0], coords[index, 1], marker="*", s=160, color=colour, edgecolor="k", label=label)
     ax.set(title=title, xticks=[], yticks=[])
+    ax.set_aspect("equal", adjustable="datalim")  # MDS distances are only faithful at equal scales
     return ax
