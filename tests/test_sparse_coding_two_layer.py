@@ -18,7 +18,7 @@ from feature_learning.data.sparse_coding import (
     threshold_set,
 )
 from feature_learning.models.fc_quadratic import balance_and_confidence, fc_quadratic, init_fc
-from feature_learning.models.two_layer import (
+from feature_learning.models.truncated_relu import (
     TwoLayerParams,
     forward,
     hinge,
@@ -30,7 +30,7 @@ from feature_learning.models.two_layer import (
     zeros_like,
 )
 from feature_learning.theory import feature_emergence as th
-from feature_learning.training.two_layer import (
+from feature_learning.training.truncated_relu import (
     StepConfig,
     classical_mds,
     cosine_to,

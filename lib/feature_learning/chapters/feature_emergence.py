@@ -22,7 +22,7 @@ from feature_learning.data.sparse_coding import (
     parity_set,
     relevant_direction,
 )
-from feature_learning.models.two_layer import (
+from feature_learning.models.truncated_relu import (
     TwoLayerParams,
     forward,
     hidden,
@@ -31,7 +31,7 @@ from feature_learning.models.two_layer import (
     paper_init_scales,
     symmetric_init,
 )
-from feature_learning.training.two_layer import (
+from feature_learning.training.truncated_relu import (
     StageConfig,
     cosine_to,
     feature_snr,

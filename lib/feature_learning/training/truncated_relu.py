@@ -1,4 +1,4 @@
-"""Training the two-layer network of :mod:`feature_learning.models.two_layer` as in Shi, Wei and Liang (ICLR 2022).
+"""Training the two-layer network of :mod:`feature_learning.models.truncated_relu` as in Shi, Wei and Liang (ICLR 2022).
 
 eq. (4): theta^(t) = theta^(t-1) - eta^(t) grad( L_D(g^(t-1); sigma_xi^(t)) + R(g^(t-1); lambda_a^(t), lambda_w^(t)) )
 with R = sum_i lambda_a a_i^2 + lambda_w ||w_i||^2 (b is not regularised). The schedule of Theorem 26 / A.20:
@@ -19,7 +19,7 @@ import dataclasses
 
 import torch
 
-from feature_learning.models.two_layer import (
+from feature_learning.models.truncated_relu import (
     TwoLayerParams,
     accuracy,
     forward,
