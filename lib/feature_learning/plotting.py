@@ -231,4 +231,29 @@ def probe_curves(epochs, curves: dict, ylabel: str, ax=None, logy: bool = False)
     if logy:
         ax.set_yscale("log")
     ax.legend(fontsize=8)
+def accuracy_curves(curves: dict, styles: dict | None = None, ax=None, title: str = ""):
+    """Test accuracy against training step, one line per entry ``label: (steps, accuracy)`` (Figure 1 of Shi, Wei
+    and Liang 2022); ``styles`` maps a label to matplotlib keyword arguments."""
+    import matplotlib.pyplot as plt
+
+    ax = ax or plt.subplots(figsize=(6, 3.5))[1]
+    for label, (steps, acc) in curves.items():
+        ax.plot(steps, acc, label=label, **(styles or {}).get(label, {}))
+    ax.axhline(0.5, color="grey", lw=0.6, ls=":")
+    ax.set(xlabel="step", ylabel="test accuracy", title=title, ylim=(0.4, 1.02))
+    ax.legend(fontsize=7, ncol=2)
+    return ax
+
+
+def mds_scatter(coords, highlight=None, ax=None, title: str = ""):
+    """Points of a 2-D MDS embedding (e.g. of the first-layer weights, Figure 2 of Shi, Wei and Liang 2022);
+    ``highlight`` is a dict ``label: (index, colour)`` of points drawn as stars on top."""
+    import matplotlib.pyplot as plt
+
+    ax = ax or plt.subplots(figsize=(3, 3))[1]
+    ax.scatter(coords[:, 0], coords[:, 1], s=6, alpha=0.5, color="tab:blue")
+    for label, (index, colour) in (highlight or {}).items():
+        ax.scatter(coords[index, 0], coords[index, 1], marker="*", s=160, color=colour, edgecolor="k", label=label)
+    ax.set(title=title, xticks=[], yticks=[])
+    ax.set_aspect("equal", adjustable="datalim")  # MDS distances are only faithful at equal scales
     return ax

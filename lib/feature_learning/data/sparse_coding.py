@@ -1,0 +1,142 @@
+"""The sparse-coding (dictionary) data model of Shi, Wei and Liang (ICLR 2022), Section 3, eq. (1).
+
+An input is ``x~ = M phi~`` with a dictionary ``M`` (d x D) and a hidden pattern vector ``phi~`` in {0,1}^D; the label
+depends only on how many of the ``k`` class-relevant patterns ``A`` are present: ``y = +1`` iff
+``sum_{j in A} phi~_j in P``. Inputs are normalised as ``x = (x~ - E x~) / sigma~`` with
+``sigma~^2 = E ||x~ - E x~||^2`` (Section 3, after eq. (1)), computed from the *population* law.
+
+Laws of ``phi~`` (Appendix C and E of the paper = Appendix A.5 / A.7 of the dissertation, ch. 2):
+
+* ``"parity_mixture"``: the distribution D_A^mix = p_o D^(0) + (1 - p_o) D^(1) of the proof of Theorem 2 and of
+  the main experiment (E.1.1): D^(0) is uniform on {0,1}^D; under D^(1) the background patterns are i.i.d.
+  Bernoulli(p_o / (2 - 2 p_o)) and the relevant block is all zeros or all ones with probability 1/2 each.
+  It satisfies (A0)-(A2) for odd k with parity labels, gamma = (1 - p_o)/2.
+* ``"uniform"``: (A1'), phi~ uniform on {0,1}^D -- the family without input structure (Theorem 4).
+* ``"bernoulli"``: independent patterns, Pr[phi~_j = 1] = p_in on A and p_o elsewhere (interval labels, E.1.2).
+
+``noise_std`` adds the Gaussian noise zeta ~ N(0, noise_std^2 I_d) of the general setting (Appendix F / A.8,
+eq. (A.292)); it enters sigma~^2 as d * noise_std^2.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import torch
+
+LAWS = ("parity_mixture", "uniform", "bernoulli")
+
+
+def orthonormal_dictionary(d: int, D: int, generator: torch.Generator, dtype=torch.float64) -> torch.Tensor:
+    """A random d x D dictionary with orthonormal columns (M^T M = I_D), the main text's assumption."""
+    if D > d:
+        raise ValueError(f"an orthonormal dictionary needs D <= d, got D={D}, d={d}")
+    g = torch.randn(d, D, generator=generator, dtype=torch.float64)
+    q, r = torch.linalg.qr(g)
+    q = q * torch.sign(torch.diagonal(r))  # Haar-distributed columns
+    return q.to(dtype)
+
+
+def parity_set(k: int) -> tuple[int, ...]:
+    """Example 2: P = {odd numbers in [k]} (sparse parity on A)."""
+    return tuple(i for i in range(1, k + 1) if i % 2 == 1)
+
+
+def threshold_set(k: int) -> tuple[int, ...]:
+    """Example 1: P = {i in [k] : i > k/2}."""
+    return tuple(i for i in range(1, k + 1) if i > k / 2)
+
+
+def interval_set(low: int, high: int) -> tuple[int, ...]:
+    """The interval labelling of E.1.2: P = {low, ..., high}."""
+    return tuple(range(low, high + 1))
+
+
+def count_labels(phi_tilde: torch.Tensor, A: torch.Tensor, P: tuple[int, ...]) -> torch.Tensor:
+    """eq. (1): y = +1 if sum_{j in A} phi~_j lies in P, else -1 (float tensor of the patterns' dtype)."""
+    count = phi_tilde[..., A].sum(-1).round().long()
+    inside = torch.isin(count, torch.tensor(P, dtype=torch.long, device=count.device))
+    return inside.to(phi_tilde.dtype) * 2 - 1
+
+
+@dataclasses.dataclass(frozen=True)
+class SparseCodingTask:
+    """One member of the family F_Xi: sizes, label set and the law of phi~ (see the module docstring)."""
+
+    d: int
+    D: int
+    k: int
+    P: tuple[int, ...]
+    law: str = "parity_mixture"
+    p_o: float = 0.5
+    p_in: float = 0.5  # only for law="bernoulli"
+    noise_std: float = 0.0
+
+    def __post_init__(self):
+        if self.law not in LAWS:
+            raise ValueError(f"law {self.law!r} unknown; use one of {LAWS}")
+        if not 1 <= self.k <= self.D <= self.d:
+            raise ValueError(f"need 1 <= k <= D <= d, got k={self.k}, D={self.D}, d={self.d}")
+        if self.law == "parity_mixture" and not 0 < self.p_o <= 2 / 3:
+            raise ValueError("the parity mixture needs 0 < p_o <= 2/3 (p_o/(2-2p_o) is a probability)")
+
+    # -- population moments ------------------------------------------------------------------------------
+    def pattern_mean(self, A: torch.Tensor, dtype=torch.float64) -> torch.Tensor:
+        """E phi~ (D,): relevant patterns have mean 1/2 (mixture, uniform) or p_in, background p_o or 1/2."""
+        if self.law == "uniform":
+            return torch.full((self.D,), 0.5, dtype=dtype)
+        mean = torch.full((self.D,), self.p_o, dtype=dtype)
+        mean[A] = 0.5 if self.law == "parity_mixture" else self.p_in
+        return mean
+
+    def sigma_tilde(self) -> float:
+        """sigma~ with sigma~^2 = E||x~ - E x~||^2 = sum_j Var(phi~_j) + d noise_std^2 (orthonormal M)."""
+        if self.law == "uniform":
+            var = self.D / 4
+        elif self.law == "parity_mixture":
+            var = self.k / 4 + (self.D - self.k) * self.p_o * (1 - self.p_o)
+        else:
+            var = self.k * self.p_in * (1 - self.p_in) + (self.D - self.k) * self.p_o * (1 - self.p_o)
+        return math.sqrt(var + self.d * self.noise_std**2)
+
+    # -- sampling ----------------------------------------------------------------------------------------
+    def relevant_set(self, generator: torch.Generator) -> torch.Tensor:
+        """A uniformly random class-relevant set A of size k (sorted indices)."""
+        return torch.randperm(self.D, generator=generator)[: self.k].sort().values
+
+    def sample_patterns(self, n: int, A: torch.Tensor, generator: torch.Generator, dtype=torch.float64):
+        """n i.i.d. hidden vectors phi~ (n, D) in {0,1}."""
+        u = torch.rand(n, self.D, generator=generator, dtype=torch.float64)
+        if self.law == "uniform":
+            phi = (u < 0.5).double()
+        elif self.law == "bernoulli":
+            p = torch.full((self.D,), self.p_o, dtype=torch.float64)
+            p[A] = self.p_in
+            phi = (u < p).double()
+        else:
+            uniform_part = torch.rand(n, generator=generator, dtype=torch.float64) < self.p_o  # D^(0)
+            background = (u < self.p_o / (2 - 2 * self.p_o)).double()
+            block = (torch.rand(n, 1, generator=generator, dtype=torch.float64) < 0.5).double()
+            structured = background.clone()
+            structured[:, A] = block.expand(n, self.k)
+            phi = torch.where(uniform_part[:, None], (u < 0.5).double(), structured)
+        return phi.to(dtype)
+
+    def sample(self, n: int, M: torch.Tensor, A: torch.Tensor, generator: torch.Generator):
+        """(x, y, phi~): normalised inputs (n, d), labels (n,) in {-1,+1} and patterns (n, D), dtype of M."""
+        phi = self.sample_patterns(n, A, generator, M.dtype)
+        centred = phi - self.pattern_mean(A, M.dtype)
+        x = centred @ M.T
+        if self.noise_std > 0:
+            x = x + self.noise_std * torch.randn(n, self.d, generator=generator, dtype=M.dtype)
+        return x / self.sigma_tilde(), count_labels(phi, A, self.P), phi
+
+    def without_structure(self) -> SparseCodingTask:
+        """The same sizes and labelling with (A1'): phi~ uniform (the family F_Xi0)."""
+        return dataclasses.replace(self, law="uniform")
+
+
+def relevant_direction(M: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
+    """sum_{j in A} M_j (d,), the direction features should align with (Lemma 6 / eq. (6))."""
+    return M[:, A].sum(-1)
