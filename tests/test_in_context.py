@@ -144,3 +144,24 @@ def test_parity_generator_and_constructions():
     assert torch.allclose(parity_heads(s, xq, W, a), parity_heads_diagonal(s, xq, V, a))
     D1, _ = icl.small_construction(1, 3, gamma)
     assert abs(float(torch.trace(icl.projector(D1))) - 2) < 1e-9
+
+
+def test_continuous_transformer_matches_token_lookup_on_one_hot_inputs():
+    from feature_learning.models.transformer import TransformerConfig, init_transformer
+
+    cfg = TransformerConfig(vocab=5, seq_len=6, n_out=2, d_model=8, n_heads=2, d_head=4, d_mlp=16, n_blocks=2)
+    model = init_transformer(cfg, replicas=2, generator=gen())
+    tokens = torch.randint(0, 5, (3, 6), generator=gen(1))
+    one_hot = torch.nn.functional.one_hot(tokens, 5).float()
+    assert torch.allclose(model(tokens), model.forward_continuous(one_hot), atol=1e-5)
+
+
+def test_icl_classification_tokens_flip_count_and_layout():
+    from feature_learning.data.in_context import icl_classification_tokens
+
+    prior = torch.tensor([1.0, 0.0, 0.0])
+    clean, yq = icl_classification_tokens(50, 8, 3, prior, 0.5, gen(3))
+    flipped, yq2 = icl_classification_tokens(50, 8, 3, prior, 0.5, gen(3), flip_frac=0.25)
+    assert torch.equal(yq, yq2) and (clean[:, -1, -1] == 0).all()
+    assert ((clean[:, :8, -1] != flipped[:, :8, -1]).sum(1) == 2).all()
+    assert set(clean[:, :8, -1].unique().tolist()) <= {-1.0, 1.0}

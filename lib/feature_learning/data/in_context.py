@@ -168,3 +168,27 @@ def log2_int(x: int) -> int:
     if 2**nu != x:
         raise ValueError(f"{x} is not a power of two")
     return nu
+
+
+def icl_classification_tokens(B: int, M: int, d: int, prior: torch.Tensor, tau: float, generator: torch.Generator,
+                              *, flip_frac: float = 0.0, dtype: torch.dtype = torch.float32):
+    """Synthetic stand-in for the binary ICL tasks of section 5.6 (not in the source): the task weight is
+    w = prior + tau * g / sqrt(d), g ~ N(0, I), so a fixed ``prior`` direction plays the role of the semantic prior of
+    a pretrained LLM and the in-context examples tell the rest. x ~ N(0, I_d), y = sign(<w, x>) in {-1, +1}.
+
+    Tokens (B, M+1, d+1): rows [x_i; y_i] then the query [x_q; 0]; the context labels of exactly round(flip_frac M)
+    examples are flipped (the protocol of Figures 5.1-5.2). Returns tokens and the clean query label (B,).
+    """
+    w = prior.to(dtype) + tau * torch.randn(B, d, generator=generator, dtype=dtype) / math.sqrt(d)
+    X = torch.randn(B, M + 1, d, generator=generator, dtype=dtype)
+    y = torch.sign(torch.einsum("bmd,bd->bm", X, w))
+    y = torch.where(y == 0, torch.ones_like(y), y)
+    ctx = y[:, :M].clone()
+    flips = round(flip_frac * M)
+    if flips:
+        order = torch.rand(B, M, generator=generator).argsort(dim=1)[:, :flips]
+        sign = torch.ones(B, M, dtype=dtype)
+        sign.scatter_(1, order, -1.0)
+        ctx = ctx * sign
+    labels = torch.cat([ctx, torch.zeros(B, 1, dtype=dtype)], dim=1)
+    return torch.cat([X, labels[..., None]], dim=2), y[:, M]

@@ -88,3 +88,25 @@ def min_norm_diagonal_heads(V0: torch.Tensor, a: torch.Tensor, pairs, gamma: flo
         V = V / margin.min()
         margin = y * (torch.relu(feats @ V) @ a)
     return V.detach(), float((V**2).sum()), float(margin.min())
+
+
+def train_icl_transformer(config, prior: torch.Tensor, tau: float, M: int, steps: int, batch: int,
+                          generator: torch.Generator, replicas: int = 1, lr: float = 1e-3, weight_decay: float = 1e-4):
+    """Train small softmax transformers (:class:`~feature_learning.models.transformer.Transformer` on real-valued
+    tokens) on the synthetic binary ICL task of :func:`icl_classification_tokens` with the logistic loss on fresh
+    batches (AdamW). ``config.vocab`` must be d+1 and ``config.n_out`` 1. Returns (model, history)."""
+    from feature_learning.data.in_context import icl_classification_tokens
+    from feature_learning.models.transformer import init_transformer
+
+    d = prior.shape[0]
+    model = init_transformer(config, replicas=replicas, generator=generator)
+
+    def loss_fn(step: int) -> torch.Tensor:
+        tokens, yq = icl_classification_tokens(batch, M, d, prior, tau, generator)
+        logit = model.forward_continuous(tokens)[..., 0]  # (R, B)
+        return torch.nn.functional.softplus(-yq * logit).mean(-1).sum()
+
+    history = train(model.parameters(), loss_fn, OptimConfig(steps=steps, lr=lr, weight_decay=weight_decay,
+                                                             warmup=20, schedule="cosine"),
+                    log_every=max(1, steps // 10), log_fn=lambda s: {"loss": loss_fn(s)})
+    return model, history
