@@ -28,7 +28,7 @@ SIZES = {
                       train_steps=400, train_batch=64, train_restarts=2),
     "book": LoopedSizes(d=4, ns=(16, 32, 64, 128), T=200, trials=10, kappa_trials=20000,
                         n_grid=(6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512), train_n=32,
-                        train_loops=(2, 4, 8), train_steps=1500, train_batch=256, train_restarts=4),
+                        train_loops=(2, 4), train_steps=600, train_batch=64, train_restarts=2),
     "full": LoopedSizes(d=4, ns=(16, 32, 64, 128), T=200, trials=10, kappa_trials=100000,
                         n_grid=(6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024), train_n=32,
                         train_loops=(2, 4, 8), train_steps=5000, train_batch=1024, train_restarts=8),
