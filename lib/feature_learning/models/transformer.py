@@ -44,10 +44,21 @@ class Transformer:
 
     def __call__(self, tokens: torch.Tensor) -> torch.Tensor:
         """Logits (R, N, n_out) read out at the last position of ``tokens`` (N, T)."""
-        P, c = self.params, self.config
         T = tokens.shape[1]
-        x = P["embed"][:, tokens] + P["pos"][:, None, :T]  # (R, N, T, d)
-        causal = torch.ones(T, T, dtype=torch.bool, device=tokens.device).tril()
+        return self.forward_embedded(self.params["embed"][:, tokens] + self.params["pos"][:, None, :T])
+
+    def forward_continuous(self, inputs: torch.Tensor) -> torch.Tensor:
+        """Logits (R, N, n_out) for real-valued tokens ``inputs`` (N, T, vocab): ``embed`` acts as a linear map
+        (vocab -> d_model) instead of a lookup table, as for in-context-learning prompts [x_i; y_i]."""
+        T = inputs.shape[1]
+        x = torch.einsum("ntk,rkd->rntd", inputs, self.params["embed"]) + self.params["pos"][:, None, :T]
+        return self.forward_embedded(x)
+
+    def forward_embedded(self, x: torch.Tensor) -> torch.Tensor:
+        """The residual blocks and read-out on embedded tokens x (R, N, T, d)."""
+        P, c = self.params, self.config
+        T = x.shape[2]
+        causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
         for b in range(c.n_blocks):
             # Only the last position is read out, so the last block needs its query and MLP there alone.
             rows = slice(T - 1, T) if b == c.n_blocks - 1 else slice(0, T)
