@@ -35,5 +35,6 @@ lint: $(STAMP)
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/run_chapters.py --profile $(or $(PROFILE),ci)
 
+# The execution cache and the claims ledgers live together in _build: clean both or neither.
 clean:
 	rm -rf _build

@@ -82,3 +82,13 @@ def test_report_gathers_all_ledgers(tmp_path):
 def test_report_without_ledgers_says_so():
     (node,) = report_nodes([])
     assert "No chapter ledgers" in node.astext()
+
+
+def test_report_names_chapters_without_a_ledger(tmp_path):
+    from pathlib import Path
+
+    from feature_learning.book.sphinx_report import missing_ledgers
+
+    root = Path(__file__).resolve().parents[1]
+    assert "fourier_circuits" in missing_ledgers(root, [])
+    assert "fourier_circuits" not in missing_ledgers(root, [{"chapter": "fourier_circuits"}])

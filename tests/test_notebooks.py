@@ -42,3 +42,12 @@ def test_notebook_is_executed_by_this_run_at_ci_profile(notebook, collected_note
     cells = json.loads(executed[0].read_text())["cells"]
     injected = [c for c in cells if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
     assert injected and 'profile = "ci"' in "".join(injected[0]["source"])
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=str)
+def test_ledger_id_is_the_notebook_name(notebook):
+    """The reproduction report matches ledgers to chapters by name."""
+    source = (ROOT / notebook).read_text()
+    assert f'ClaimLedger(\\"{notebook.stem}\\"' in source or f'ClaimLedger(\\n    \\"{notebook.stem}\\"' in source, (
+        f"{notebook} must create its ClaimLedger with the id {notebook.stem!r}"
+    )

@@ -7,10 +7,16 @@ outdated on every build so it is always rewritten from the current ledgers.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from docutils import nodes
 from docutils.parsers.rst import Directive
+from sphinx.util import logging
 
 from feature_learning.book.claims import COLUMNS, claim_row, load_ledgers
+from feature_learning.book.notebooks import toc_notebooks
+
+logger = logging.getLogger(__name__)
 
 
 class report_placeholder(nodes.General, nodes.Element):
@@ -65,9 +71,23 @@ def report_nodes(ledgers: list[dict]) -> list[nodes.Node]:
     return [intro, runs, _table(rows, ("chapter", *COLUMNS))]
 
 
+def missing_ledgers(root: Path, ledgers: list[dict]) -> list[str]:
+    """Chapters of the table of contents without a ledger (each chapter's ledger id is its notebook's name)."""
+    have = {ledger["chapter"] for ledger in ledgers}
+    return [nb.stem for nb in toc_notebooks(root) if nb.stem not in have]
+
+
 def _fill(app, doctree, docname):
     for node in doctree.findall(report_placeholder):
-        node.replace_self(report_nodes(load_ledgers()))
+        ledgers = load_ledgers()
+        for chapter in missing_ledgers(Path(app.srcdir), ledgers):
+            # A chapter whose notebook came from the execution cache of an earlier build whose ledgers were
+            # deleted: the report would silently leave it out, so the (strict) build fails instead.
+            logger.warning(
+                f"reproduction report: no claims ledger for chapter {chapter!r}; rebuild with `make clean book`",
+                location=node,
+            )
+        node.replace_self(report_nodes(ledgers))
 
 
 def _always_outdated(app, env, added, changed, removed):
