@@ -85,11 +85,12 @@ def _minibatch(n: int, batch: int, generator: torch.Generator, device) -> torch.
     return torch.randint(0, n, (min(batch, n),), generator=generator).to(device)
 
 
-def train_stage(params: TwoLayerParams, x: torch.Tensor, y: torch.Tensor, config: StageConfig,
-                generator: torch.Generator, *, x_test=None, y_test=None) -> tuple[TwoLayerParams, dict]:
-    """Plain SGD of the regularised hinge loss (eq. (4) with sigma_xi = 0); x (n, d) or (R, n, d), y (n,) or (R, n).
-    Logs the test accuracy every ``log_every`` steps (and at the end) when test data are given."""
-    p = TwoLayerParams(*(t.detach().clone() for t in params.tensors()))
+def _hinge_sgd(start: TwoLayerParams, predict, update, x, y, config: StageConfig, generator: torch.Generator,
+               x_test=None, y_test=None) -> tuple[TwoLayerParams, dict]:
+    """The SGD loop shared by :func:`train_stage` and :func:`train_ntk`: mini-batches of the summed hinge loss of
+    ``predict(params, x)``, parameters replaced by ``update(params, grads)``; logs the test accuracy every
+    ``log_every`` steps (and at the end) when test data are given."""
+    p = start
     history = {"step": [], "test_acc": []}
     n = x.shape[-2]
 
@@ -97,52 +98,51 @@ def train_stage(params: TwoLayerParams, x: torch.Tensor, y: torch.Tensor, config
         if x_test is not None and config.log_every and (t % config.log_every == 0 or t == config.steps):
             with torch.no_grad():
                 history["step"].append(t)
-                history["test_acc"].append(accuracy(y_test, forward(p, x_test)).cpu())
+                history["test_acc"].append(accuracy(y_test, predict(p, x_test)).cpu())
 
     log(0)
     for t in range(1, config.steps + 1):
         idx = _minibatch(n, config.batch, generator, x.device)
-        xb, yb = x[..., idx, :], y[..., idx]
-        q = TwoLayerParams(*(v.requires_grad_(True) for v in p.tensors()))
-        total = hinge(yb, forward(q, xb)).sum()
-        gW, gb, ga = torch.autograd.grad(total, q.tensors())
+        q = TwoLayerParams(*(v.detach().requires_grad_(True) for v in p.tensors()))
+        total = hinge(y[..., idx], predict(q, x[..., idx, :])).sum()
+        grads = torch.autograd.grad(total, q.tensors())
         with torch.no_grad():
-            p = TwoLayerParams(
-                _decay(config.eta_w, config.lam) * q.W - config.eta_w * gW,
-                q.b - config.eta_b * gb,
-                _decay(config.eta_a, config.lam) * q.a - config.eta_a * ga,
-            )
+            p = update(q, grads)
         log(t)
     if history["step"]:
         history = {"step": torch.tensor(history["step"]), "test_acc": torch.stack(history["test_acc"])}
     return p, history
 
 
+def train_stage(params: TwoLayerParams, x: torch.Tensor, y: torch.Tensor, config: StageConfig,
+                generator: torch.Generator, *, x_test=None, y_test=None) -> tuple[TwoLayerParams, dict]:
+    """Plain SGD of the regularised hinge loss (eq. (4) with sigma_xi = 0); x (n, d) or (R, n, d), y (n,) or (R, n).
+    Logs the test accuracy every ``log_every`` steps (and at the end) when test data are given."""
+
+    def update(q, grads):
+        gW, gb, ga = grads
+        return TwoLayerParams(
+            _decay(config.eta_w, config.lam) * q.W - config.eta_w * gW,
+            q.b - config.eta_b * gb,
+            _decay(config.eta_a, config.lam) * q.a - config.eta_a * ga,
+        )
+
+    start = TwoLayerParams(*(t.detach().clone() for t in params.tensors()))
+    return _hinge_sgd(start, forward, update, x, y, config, generator, x_test, y_test)
+
+
 def train_ntk(init: TwoLayerParams, x: torch.Tensor, y: torch.Tensor, config: StageConfig,
               generator: torch.Generator, *, x_test=None, y_test=None) -> tuple[TwoLayerParams, dict]:
     """SGD on the hinge loss of the network linearised at ``init`` (:func:`ntk_forward`); returns the displacement."""
-    delta = zeros_like(init)
-    history = {"step": [], "test_acc": []}
-    n = x.shape[-2]
 
-    def log(t):
-        if x_test is not None and config.log_every and (t % config.log_every == 0 or t == config.steps):
-            with torch.no_grad():
-                history["step"].append(t)
-                history["test_acc"].append(accuracy(y_test, ntk_forward(init, delta, x_test)).cpu())
+    def update(q, grads):
+        gW, gb, ga = grads
+        return TwoLayerParams(q.W - config.eta_w * gW, q.b - config.eta_b * gb, q.a - config.eta_a * ga)
 
-    log(0)
-    for t in range(1, config.steps + 1):
-        idx = _minibatch(n, config.batch, generator, x.device)
-        q = TwoLayerParams(*(v.detach().requires_grad_(True) for v in delta.tensors()))
-        total = hinge(y[..., idx], ntk_forward(init, q, x[..., idx, :])).sum()
-        gW, gb, ga = torch.autograd.grad(total, q.tensors())
-        with torch.no_grad():
-            delta = TwoLayerParams(q.W - config.eta_w * gW, q.b - config.eta_b * gb, q.a - config.eta_a * ga)
-        log(t)
-    if history["step"]:
-        history = {"step": torch.tensor(history["step"]), "test_acc": torch.stack(history["test_acc"])}
-    return delta, history
+    def predict(delta, inputs):
+        return ntk_forward(init, delta, inputs)
+
+    return _hinge_sgd(zeros_like(init), predict, update, x, y, config, generator, x_test, y_test)
 
 
 def linear_probe(f_train: torch.Tensor, y_train: torch.Tensor, f_test: torch.Tensor, y_test: torch.Tensor, *,
