@@ -107,6 +107,7 @@ def test_fourier_reduction_c10_on_random_neurons(k, p):
     for _ in range(3):
         u, w = rng.normal(size=(k, p)), rng.normal(size=p)
         assert fc.single_neuron_objective(u, w) == pytest.approx(fc.fourier_objective(u, w), rel=1e-10, abs=1e-12)
+        assert fc.fourier_objective_polar(u, w) == pytest.approx(fc.fourier_objective(u, w), rel=1e-10, abs=1e-12)
         # and any unit-norm neuron stays below gamma*
         scale = np.sqrt(np.sum(u**2) + np.sum(w**2))
         assert fc.single_neuron_objective(u / scale, w / scale) <= float(fc.gamma_star(k, p)) + 1e-15

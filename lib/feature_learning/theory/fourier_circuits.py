@@ -219,6 +219,17 @@ def fourier_objective(u: np.ndarray, w: np.ndarray) -> float:
     return float((math.factorial(k) / ((p - 1) * p**k) * total).real)
 
 
+def fourier_objective_polar(u: np.ndarray, w: np.ndarray) -> float:
+    """(C.13): 2 k!/((p-1) p^k) sum_{j=1}^{(p-1)/2} |w_hat(j)| prod_i |u_hat_i(j)| cos(sum_i theta_ui(j) - theta_w(j)),
+    the real form of (C.10) for real neurons (p odd), with u_hat(j) = |u_hat(j)| exp(i theta_u(j))."""
+    k, p = u.shape
+    u_hat, w_hat = np.fft.fft(u, axis=1), np.fft.fft(w)
+    j = np.arange(1, (p - 1) // 2 + 1)
+    phase = np.angle(u_hat[:, j]).sum(axis=0) - np.angle(w_hat[j])
+    terms = np.abs(w_hat[j]) * np.prod(np.abs(u_hat[:, j]), axis=0) * np.cos(phase)
+    return float(2 * math.factorial(k) / ((p - 1) * p**k) * terms.sum())
+
+
 def optimal_neuron(k: int, p: int, zeta: int, phases_u, dtype=np.float64):
     """The single-neuron optimum of Lemma C.15: u_j = beta cos(theta_j + 2 pi zeta a / p) and w likewise with
     theta_w = sum_j theta_j, beta = sqrt(2 / ((k+1) p))."""
