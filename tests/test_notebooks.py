@@ -51,3 +51,12 @@ def test_ledger_id_is_the_notebook_name(notebook):
     assert f'ClaimLedger(\\"{notebook.stem}\\"' in source or f'ClaimLedger(\\n    \\"{notebook.stem}\\"' in source, (
         f"{notebook} must create its ClaimLedger with the id {notebook.stem!r}"
     )
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=str)
+def test_inline_glued_math_is_parsed_as_myst(notebook):
+    """{glue:md} pastes as CommonMark unless told `:myst`, which would print glue_math's $...$ verbatim."""
+    import re
+
+    pastes = re.findall(r"\{glue:md\}`([^`]*)`", (ROOT / notebook).read_text())
+    assert all(p.endswith(":myst") for p in pastes), [p for p in pastes if not p.endswith(":myst")]

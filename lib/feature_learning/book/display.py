@@ -13,7 +13,8 @@ def latex_of(value) -> str:
 
 def glue_math(name: str, rhs, lhs: str | None = None) -> Math:
     """Glue ``lhs = rhs`` (rhs a SymPy expression or LaTeX) as display math (``{glue:math}`name```) and as inline
-    math (``{glue:md}`name_inline```); returns the Math object so the cell can also show it."""
+    math (``{glue:md}`name_inline:myst```, parsed as MyST so that its $...$ renders);
+    returns the Math object so the cell can also show it."""
     latex = (f"{lhs} = " if lhs else "") + latex_of(rhs)
     glue(name, Math(latex), display=False)
     glue(f"{name}_inline", Markdown(f"${latex}$"), display=False)
