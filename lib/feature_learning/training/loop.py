@@ -23,6 +23,7 @@ class OptimConfig:
     betas: tuple[float, float] = (0.9, 0.98)  # the source's AdamW betas (dissertation C.10.1)
     warmup: int = 10
     schedule: str = "constant"  # "constant" or "cosine" (decay to 0 after the warm-up)
+    clip_norm: float | None = None  # clip the global gradient norm to this value before each step
 
     def lr_factor(self, step: int) -> float:
         if step < self.warmup:
@@ -73,6 +74,8 @@ def train(
         optimizer.zero_grad(set_to_none=True)
         loss = loss_fn(step)
         loss.backward()
+        if config.clip_norm is not None:
+            torch.nn.utils.clip_grad_norm_(params, config.clip_norm)
         optimizer.step()
         scheduler.step()
     record(config.steps)
