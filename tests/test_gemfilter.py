@@ -18,7 +18,7 @@ from feature_learning.inference.token_selection import (
     top_k_sorted,
 )
 from feature_learning.measure.needle import exact_match, localise_by_layer, min_distance
-from feature_learning.models.rope_decoder import DecoderConfig, KVCache, RopeDecoder, last_row_scores, rotate
+from feature_learning.models.rope_decoder import DecoderConfig, RopeDecoder, last_row_scores, rotate
 from feature_learning.theory import gemfilter as th
 from feature_learning.training.needle import NeedleTraining, train_needle_decoder
 
@@ -228,3 +228,11 @@ def test_training_path_reduces_the_loss():
     assert hist["loss"].shape == (5,) and math.isnan(hist["loss"][0])
     assert hist["loss"][-1] < 0.6 * hist["loss"][1]
     assert not model.training
+
+
+def test_best_time_is_a_minimum():
+    from feature_learning.measure.timing import best_time
+
+    calls = []
+    assert best_time(lambda: calls.append(1), repeats=3) >= 0.0
+    assert len(calls) == 4  # one warm-up call, then the repeats

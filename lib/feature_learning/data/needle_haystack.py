@@ -1,4 +1,4 @@
-"""A synthetic needle-in-a-haystack task for a tokenizer-free decoder (the analogue of dissertation ch. 9, section 9.4.1).
+"""A synthetic needle-in-a-haystack task for a tokenizer-free decoder (analogue of dissertation ch. 9, section 9.4.1).
 
 The source hides the sentence "The best thing to do in San Francisco is eat a sandwich and sit in Dolores Park on a
 sunny day." in Paul Graham essays and asks "What is the best thing to do in San Francisco?". Here a prompt is

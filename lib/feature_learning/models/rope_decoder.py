@@ -53,16 +53,17 @@ class KVCache:
 
     def numel(self) -> int:
         """Number of cached floats over the whole batch: B times the KV memory of Theorem 9.3, in numbers."""
-        return sum(k.numel() + v.numel() for k, v in zip(self.keys, self.values))
+        return sum(k.numel() + v.numel() for k, v in zip(self.keys, self.values, strict=True))
 
     def nbytes(self) -> int:
-        return sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in zip(self.keys, self.values))
+        pairs = zip(self.keys, self.values, strict=True)
+        return sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in pairs)
 
     def gather(self, index: torch.Tensor) -> KVCache:
         """Keep the cached positions ``index``: (B, k) shared by all layers and heads (GemFilter-One-Run), or
         (L, B, H, k) per layer and head (SnapKV, H2O)."""
         keys, values = [], []
-        for layer, (k, v) in enumerate(zip(self.keys, self.values)):
+        for layer, (k, v) in enumerate(zip(self.keys, self.values, strict=True)):
             idx = index[layer] if index.dim() == 4 else index[:, None, :].expand(k.shape[0], k.shape[1], -1)
             idx = idx[..., None].expand(-1, -1, -1, k.shape[-1])
             keys.append(k.gather(2, idx))
