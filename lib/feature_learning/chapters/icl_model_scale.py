@@ -54,7 +54,7 @@ SIZES = {
                      eval_ranks=(1, 2, 3, 4, 5, 6, 7, 8), sigmas=(0.0, 0.5, 1.0, 2.0, 4.0), Ms=(16, 64),
                      mc_prompts=60000, flips=(0.0, 0.125, 0.25, 0.375, 0.5, 0.75, 1.0), parity_nu1=1, parity_nu2=3,
                      parity_gamma=0.2, parity_Ms=(16, 32, 64, 128, 256, 1024), parity_prompts=20000,
-                     min_norm_steps=3000, tf_shapes=TF_SHAPES, tf_steps=1200, tf_batch=64, tf_seeds=5,
+                     min_norm_steps=3000, tf_shapes=TF_SHAPES, tf_steps=1000, tf_batch=64, tf_seeds=4,
                      tf_eval_prompts=4000),
     "full": ICLSizes(d=8, N=64, spectrum=SPECTRUM, ranks=(1, 2, 3, 4, 5, 6, 7, 8), train_steps=20000,
                      eval_ranks=(1, 2, 3, 4, 5, 6, 7, 8), sigmas=(0.0, 0.5, 1.0, 2.0, 4.0), Ms=(16, 64),
