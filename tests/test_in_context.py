@@ -165,3 +165,46 @@ def test_icl_classification_tokens_flip_count_and_layout():
     assert torch.equal(yq, yq2) and (clean[:, -1, -1] == 0).all()
     assert ((clean[:, :8, -1] != flipped[:, :8, -1]).sum(1) == 2).all()
     assert set(clean[:, :8, -1].unique().tolist()) <= {-1.0, 1.0}
+
+
+def test_train_icl_transformer_learns_and_flip_protocol():
+    from feature_learning.measure.in_context import icl_flip_accuracy
+    from feature_learning.models.transformer import TransformerConfig
+    from feature_learning.training.in_context import train_icl_transformer
+
+    d, M = 4, 8
+    prior = torch.zeros(d)
+    prior[0] = 1.0
+    cfg = TransformerConfig(vocab=d + 1, seq_len=M + 1, n_out=1, d_model=8, n_heads=2, d_head=4, d_mlp=16,
+                            n_blocks=1)
+    model, hist = train_icl_transformer(cfg, prior, 1.0, M, 150, 64, gen(4), replicas=2, lr=3e-3)
+    assert float(hist["loss"][-1]) < float(hist["loss"][0])  # the logged loss is summed over replicas
+    flips = (0.0, 0.5, 1.0)
+    acc, ref = icl_flip_accuracy(model, prior, 1.0, M, flips, 3000, gen(5), chunk=1000)
+    assert acc.shape == (3, 2) and ref.shape == (3, 2)
+    assert (acc[0] > 0.6).all()  # learned better than chance with clean labels
+    # the prior rule ignores the context labels: identical at every p on common prompts
+    assert torch.allclose(ref[:, 0], ref[0, 0].expand(3))
+    # fully flipped labels negate sum_i y_i <x_i, x_q>: the context rule's accuracy becomes 1 - its clean accuracy
+    assert abs(float(ref[2, 1] + ref[0, 1]) - 1) < 1e-9 and float(ref[0, 1]) > 0.6
+    # p = 0 equals a direct evaluation on the same prompts
+    from feature_learning.data.in_context import icl_classification_tokens
+
+    tokens, yq = icl_classification_tokens(1000, M, d, prior, 1.0, gen(5))
+    with torch.no_grad():
+        direct = (torch.sign(model.forward_continuous(tokens)[..., 0]) == yq).double().mean(-1)
+    acc1, _ = icl_flip_accuracy(model, prior, 1.0, M, (0.0,), 1000, gen(5))
+    assert torch.allclose(acc1[0], direct)
+
+
+def test_prior_rule_accuracy_matches_angle_formula():
+    """P(sign<prior, x> = sign<w, x>) = 1 - angle(prior, w) / pi for isotropic x, averaged over the task w."""
+    from feature_learning.data.in_context import icl_classification_tokens
+
+    d, tau = 3, 1.0
+    prior = torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)
+    tokens, yq = icl_classification_tokens(200000, 1, d, prior, tau, gen(6), dtype=torch.float64)
+    acc = float((torch.sign(tokens[:, -1, :d] @ prior) == yq).double().mean())
+    w = prior + tau * torch.randn(400000, d, generator=gen(7), dtype=torch.float64) / math.sqrt(d)
+    expected = float(1 - torch.arccos(w[:, 0] / w.norm(dim=1)).mean() / math.pi)
+    assert abs(acc - expected) < 4 * math.sqrt(0.25 / 200000) + 0.002

@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from feature_learning.data.in_context import icl_regression_prompts, sparse_parity_prompts
+from feature_learning.data.in_context import icl_classification_tokens, icl_regression_prompts, sparse_parity_prompts
 from feature_learning.models.linear_attention import parity_heads_diagonal, reduced_lsa_predict
 
 
@@ -62,3 +62,38 @@ def projection_energy(D: torch.Tensor, M: int, prompts: int, generator: torch.Ge
     xi = (torch.randint(0, 2, (prompts, M, d), generator=generator).double() * 2 - 1).mean(1)
     e = ((xi @ P) ** 2).sum(-1)
     return float(e.mean()), float(e.std() / math.sqrt(prompts))
+
+
+def icl_flip_accuracy(model, prior: torch.Tensor, tau: float, M: int, flips, prompts: int,
+                      generator: torch.Generator, *, chunk: int = 2000, device: torch.device | str = "cpu"):
+    """The flipped-label protocol of Figures 5.1-5.2 (after Wei et al. 2023b) on the synthetic binary ICL task of
+    :func:`~feature_learning.data.in_context.icl_classification_tokens`: accuracy against the *clean* query label
+    as a fraction p of the M context labels is flipped, for every replica of a
+    :class:`~feature_learning.models.transformer.Transformer` read on real-valued tokens.
+
+    Every p sees the same prompts (common random numbers; only which labels are flipped differs). Two reference rules
+    are scored on the same prompts: the prior rule sign(<prior, x_q>), which ignores the context, and the context
+    rule sign(sum_i y_i <x_i, x_q>), which ignores the prior (the linear-attention estimate of section 5.4).
+    Returns accuracy (F, R) and reference accuracy (F, 2) [prior rule, context rule], both float64 on the CPU.
+    """
+    d = prior.shape[0]
+    flips = tuple(flips)
+    acc = torch.zeros(len(flips), model.replicas, dtype=torch.float64)
+    ref = torch.zeros(len(flips), 2, dtype=torch.float64)
+    count = 0
+    while count < prompts:
+        B = min(chunk, prompts - count)
+        state = generator.get_state()
+        for f, p in enumerate(flips):
+            generator.set_state(state)
+            tokens, yq = icl_classification_tokens(B, M, d, prior, tau, generator, flip_frac=p)
+            with torch.no_grad():
+                logit = model.forward_continuous(tokens.to(device))[..., 0].cpu()  # (R, B)
+            acc[f] += (torch.sign(logit) == yq).double().sum(-1)
+            X, y, xq = tokens[:, :M, :d], tokens[:, :M, d], tokens[:, M, :d]
+            prior_rule = torch.sign(xq @ prior.to(xq.dtype))
+            context_rule = torch.sign(torch.einsum("bm,bmd,bd->b", y, X, xq))
+            ref[f, 0] += (prior_rule == yq).double().sum()
+            ref[f, 1] += (context_rule == yq).double().sum()
+        count += B
+    return acc / count, ref / count

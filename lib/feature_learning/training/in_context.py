@@ -91,18 +91,22 @@ def min_norm_diagonal_heads(V0: torch.Tensor, a: torch.Tensor, pairs, gamma: flo
 
 
 def train_icl_transformer(config, prior: torch.Tensor, tau: float, M: int, steps: int, batch: int,
-                          generator: torch.Generator, replicas: int = 1, lr: float = 1e-3, weight_decay: float = 1e-4):
+                          generator: torch.Generator, replicas: int = 1, lr: float = 1e-3, weight_decay: float = 1e-4,
+                          device: torch.device | str = "cpu"):
     """Train small softmax transformers (:class:`~feature_learning.models.transformer.Transformer` on real-valued
     tokens) on the synthetic binary ICL task of :func:`icl_classification_tokens` with the logistic loss on fresh
-    batches (AdamW). ``config.vocab`` must be d+1 and ``config.n_out`` 1. Returns (model, history)."""
+    batches (AdamW). ``config.vocab`` must be d+1 and ``config.n_out`` 1. The ``replicas`` (seeds) differ in their
+    initialisation and see the same batches; weights and prompts are drawn on the CPU from ``generator`` and moved to
+    ``device``, so CPU and CUDA runs see the same numbers. Returns (model, history)."""
     from feature_learning.data.in_context import icl_classification_tokens
     from feature_learning.models.transformer import init_transformer
 
     d = prior.shape[0]
-    model = init_transformer(config, replicas=replicas, generator=generator)
+    model = init_transformer(config, replicas=replicas, generator=generator, device=device)
 
     def loss_fn(step: int) -> torch.Tensor:
         tokens, yq = icl_classification_tokens(batch, M, d, prior, tau, generator)
+        tokens, yq = tokens.to(device), yq.to(device)
         logit = model.forward_continuous(tokens)[..., 0]  # (R, B)
         return torch.nn.functional.softplus(-yq * logit).mean(-1).sum()
 
