@@ -32,30 +32,31 @@ def small_model(seed=0, layers=3):
 
 def test_needle_prompts_layout():
     g = torch.Generator().manual_seed(0)
-    p = needle_prompts(VOCAB, 50, 20, g, depth=0.5)
-    assert p.tokens.shape == (50, 23)
-    assert (p.tokens[:, 0] == VOCAB.BOS).all()
-    assert (p.needle_pos == 1 + round(0.5 * 19)).all()
-    target = p.tokens.gather(1, p.needle_pos[:, None])[:, 0] - VOCAB.needle0
-    a, b, v = target // (VOCAB.n_b * VOCAB.n_values), (target // VOCAB.n_values) % VOCAB.n_b, target % VOCAB.n_values
-    assert (p.tokens[:, -2] == VOCAB.qa0 + a).all() and (p.tokens[:, -1] == VOCAB.qb0 + b).all()
-    assert (p.answer[:, 0] == VOCAB.value0 + v).all() and (p.answer[:, 1] == VOCAB.END).all()
-    # four needles at distinct positions; each distractor differs from the target's key
-    assert (VOCAB.is_needle(p.tokens).sum(1) == 4).all()
-    dist = p.tokens.gather(1, p.distractor_pos) - VOCAB.needle0
-    da, db = dist // (VOCAB.n_b * VOCAB.n_values), (dist // VOCAB.n_values) % VOCAB.n_b
-    assert ((da != a[:, None]) | (db != b[:, None])).all()
-    assert (da[:, 0] == a).all() and (db[:, 1] == b).all()  # the two half-key confounders
+    for layout, offset in (("ask_last", 2), ("key_last", 1)):
+        p = needle_prompts(VOCAB, 50, 20, g, depth=0.5, layout=layout)
+        assert p.tokens.shape == (50, 23) and (p.tokens[:, 0] == VOCAB.BOS).all()
+        assert (p.needle_pos == offset + round(0.5 * 19)).all()
+        target = p.tokens.gather(1, p.needle_pos[:, None])[:, 0] - VOCAB.needle0
+        key, value = target // VOCAB.n_values, target % VOCAB.n_values
+        question = p.tokens[:, 1] if layout == "ask_last" else p.tokens[:, -1]
+        assert (question == VOCAB.qkey0 + key).all()
+        assert layout == "key_last" or (p.tokens[:, -1] == VOCAB.ASK).all()
+        assert (p.answer[:, 0] == VOCAB.value0 + value).all() and (p.answer[:, 1] == VOCAB.END).all()
+        assert (VOCAB.is_needle(p.tokens).sum(1) == 4).all()  # four needles at distinct positions
+        others = p.tokens.gather(1, p.distractor_pos) - VOCAB.needle0
+        assert (others // VOCAB.n_values != key[:, None]).all()  # with other keys
 
 
 def test_needle_prompts_depth_extremes_and_errors():
     g = torch.Generator().manual_seed(1)
-    assert (needle_prompts(VOCAB, 4, 10, g, depth=0.0).needle_pos == 1).all()
-    assert (needle_prompts(VOCAB, 4, 10, g, depth=1.0, answer_cue=True).needle_pos == 10).all()
+    assert (needle_prompts(VOCAB, 4, 10, g, depth=0.0).needle_pos == 2).all()
+    assert (needle_prompts(VOCAB, 4, 10, g, depth=1.0, layout="key_last").needle_pos == 10).all()
     with pytest.raises(ValueError):
         needle_prompts(VOCAB, 4, 10, g, depth=1.5)
     with pytest.raises(ValueError):
         needle_prompts(VOCAB, 4, 3, g)
+    with pytest.raises(ValueError):
+        needle_prompts(VOCAB, 4, 10, g, layout="middle")
 
 
 def test_rotary_scores_depend_on_relative_position_only():
@@ -156,7 +157,8 @@ def test_row_variants_and_errors():
     q, k = torch.randn(2, 3, 10, 4, generator=g), torch.randn(2, 3, 10, 4, generator=g)
     middle = selection_scores(q, k, row="middle")
     assert (middle[:, 5:] == 0).all()  # causal: the middle row sees positions 0..4 only
-    assert selection_scores(q, k, row="l2max").shape == (2, 10)
+    l2 = selection_scores(q, k, row="l2max")
+    assert l2.shape == (2, 10) and (l2[:, -1] == 0).all()  # never the last row, so the last key is masked
     with pytest.raises(ValueError):
         selection_scores(q, k, row="first")
 
@@ -200,6 +202,7 @@ def test_measurements():
     p = needle_prompts(VOCAB, 4, 20, torch.Generator().manual_seed(10))
     loc = localise_by_layer(model, p.tokens, p.needle_pos, 5)
     assert loc.head_argmax_at_needle.shape == (3, 4) and loc.distance.shape == (3, 4)
+    assert loc.argmax_at_needle.shape == (3,)
     assert torch.equal(loc.needle_kept, (loc.distance == 0).float().mean(1))
     scores = last_row_scores(model, p.tokens, 1, row=5)
     assert torch.isinf(scores[..., 6:]).all()

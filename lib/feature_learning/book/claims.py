@@ -102,6 +102,7 @@ class ClaimLedger:
             raise ValueError(f"claim id {claim.id!r} recorded twice in chapter {self.chapter!r}")
         claim.measured = _plain(claim.measured)
         claim.source_value = _plain(claim.source_value)
+        claim.passed = bool(claim.passed)  # a numpy bound makes the comparison a numpy bool
         self.claims.append(claim)
         return claim
 

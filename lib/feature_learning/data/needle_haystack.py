@@ -3,12 +3,11 @@
 The source hides the sentence "The best thing to do in San Francisco is eat a sandwich and sit in Dolores Park on a
 sunny day." in Paul Graham essays and asks "What is the best thing to do in San Francisco?". Here a prompt is
 
-    [BOS] filler ... needle(a, b, v) ... needle(a, b', v') ... filler [QA a] [QB b]        (the main protocol)
-    [BOS] filler ... needle(a, b, v) ... needle(a, b', v') ... filler [QA a] [QB b] [ANS]  (answer cue last)
+    [BOS] [QKEY k] filler ... needle(k, v) ... needle(k', v') ... filler [ASK]   (the main layout)
+    [BOS] filler ... needle(k, v) ... needle(k', v') ... filler [QKEY k]         (key last)
 
-with one target needle at a chosen depth and three distractor needles whose keys share one half with the target's.
-The answer is the two tokens [VAL v] [END], generated greedily. A needle token carries its key and its value; the
-model's embedding is
+with one target needle at a chosen depth and a few distractor needles with other keys. The answer is the two tokens
+[VAL v] [END], generated greedily. A needle token carries its key and its value; the model's embedding is
 factorised accordingly (:class:`feature_learning.models.rope_decoder.RopeDecoder`), a structured stand-in for the
 sub-word tokens of a real sentence.
 """
@@ -19,24 +18,20 @@ import dataclasses
 
 import torch
 
+LAYOUTS = ("ask_last", "key_last")
+
 
 @dataclasses.dataclass(frozen=True)
 class NeedleVocab:
-    """Token ids: PAD, BOS, ANS, END, filler words, the two question tokens, needles (a, b, v), answer values.
-
-    A needle's key is a pair (a, b) and the question is two tokens [QA a] [QB b], so the last prompt token knows
-    only half of the key: it must first gather the other half from its predecessor, as the last token of a real
-    question ("...Answer:") must gather the question before it can look for the answer.
-    """
+    """Token ids: PAD, BOS, ASK, END, filler words, question keys, needles (key, value) and answer values."""
 
     n_filler: int = 32
-    n_a: int = 8
-    n_b: int = 8
+    n_keys: int = 16
     n_values: int = 16
 
     PAD: int = 0
     BOS: int = 1
-    ANS: int = 2
+    ASK: int = 2
     END: int = 3
 
     @property
@@ -44,27 +39,23 @@ class NeedleVocab:
         return 4
 
     @property
-    def qa0(self) -> int:
+    def qkey0(self) -> int:
         return self.filler0 + self.n_filler
 
     @property
-    def qb0(self) -> int:
-        return self.qa0 + self.n_a
-
-    @property
     def needle0(self) -> int:
-        return self.qb0 + self.n_b
+        return self.qkey0 + self.n_keys
 
     @property
     def value0(self) -> int:
-        return self.needle0 + self.n_a * self.n_b * self.n_values
+        return self.needle0 + self.n_keys * self.n_values
 
     @property
     def size(self) -> int:
         return self.value0 + self.n_values
 
-    def needle(self, a: torch.Tensor, b: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
-        return self.needle0 + (a * self.n_b + b) * self.n_values + value
+    def needle(self, key: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        return self.needle0 + key * self.n_values + value
 
     def value(self, value: torch.Tensor) -> torch.Tensor:
         return self.value0 + value
@@ -75,10 +66,10 @@ class NeedleVocab:
 
 @dataclasses.dataclass(frozen=True)
 class NeedlePrompts:
-    tokens: torch.Tensor  # (B, T) prompt ids: [BOS] + haystack of n + [QA a] [QB b] (+ [ANS])
+    tokens: torch.Tensor  # (B, T) prompt ids
     answer: torch.Tensor  # (B, 2) the expected generation [VAL v*, END]
     needle_pos: torch.Tensor  # (B,) position of the target needle in ``tokens``
-    distractor_pos: torch.Tensor  # (B, 3) positions of the distractor needles
+    distractor_pos: torch.Tensor  # (B, P-1) positions of the distractor needles
 
 
 def needle_prompts(
@@ -88,47 +79,45 @@ def needle_prompts(
     generator: torch.Generator,
     *,
     depth: float | None = None,
-    answer_cue: bool = False,
+    n_needles: int = 4,
+    layout: str = "ask_last",
 ) -> NeedlePrompts:
-    """``batch`` prompts with a haystack of ``n`` tokens holding the target needle (a, b, v) and three distractors
-    with keys (a, b'), (a', b) and (a'', b''), b' != b and a' != a, so that neither half of the key alone finds
-    the target.
+    """``batch`` prompts with a haystack of ``n`` tokens holding ``n_needles`` needles with distinct keys.
 
+    ``layout="ask_last"``: [BOS] [QKEY k*] haystack [ASK], the question first and a fixed cue last, like the
+    source's prompt, which ends in "Answer:" (the question stated before the haystack cannot see it: the last
+    token must fetch the key, then find the needle). ``"key_last"``: [BOS] haystack [QKEY k*].
     ``depth`` in [0, 1] puts the target at haystack position round(depth (n - 1)) as in the source's depth grid
-    (0% = first token after BOS, 100% = just before the question); ``None`` draws it uniformly. The distractors take
-    uniformly random other haystack positions. ``answer_cue`` appends [ANS] after the question, like the source's
-    final "Answer:".
+    (0% = first haystack token, 100% = last); ``None`` draws it uniformly. Distractors take uniformly random other
+    haystack positions.
     """
-    if n < 4:
-        raise ValueError(f"a haystack of {n} tokens cannot hold 4 needles")
-    if vocab.n_a < 2 or vocab.n_b < 2:
-        raise ValueError("distractors need at least two values of each key half")
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    if n < n_needles:
+        raise ValueError(f"a haystack of {n} tokens cannot hold {n_needles} needles")
+    if n_needles > vocab.n_keys:
+        raise ValueError(f"{n_needles} needles need distinct keys but the vocabulary has {vocab.n_keys}")
     B = batch
-
-    def other(x: torch.Tensor, size: int) -> torch.Tensor:  # uniform over {0..size-1} minus x
-        return (x + 1 + torch.randint(size - 1, x.shape, generator=generator)) % size
-
     filler = vocab.filler0 + torch.randint(vocab.n_filler, (B, n), generator=generator)
-    a = torch.randint(vocab.n_a, (B,), generator=generator)
-    b = torch.randint(vocab.n_b, (B,), generator=generator)
-    keys_a = torch.stack([a, a, other(a, vocab.n_a), torch.randint(vocab.n_a, (B,), generator=generator)], dim=1)
-    keys_b = torch.stack([b, other(b, vocab.n_b), b, other(b, vocab.n_b)], dim=1)
-    values = torch.randint(vocab.n_values, (B, 4), generator=generator)
+    keys = torch.rand(B, vocab.n_keys, generator=generator).argsort(dim=1)[:, :n_needles]
+    values = torch.randint(vocab.n_values, (B, n_needles), generator=generator)
     if depth is None:
         target = torch.randint(n, (B,), generator=generator)
     else:
         if not 0.0 <= depth <= 1.0:
             raise ValueError(f"depth must lie in [0, 1], got {depth}")
         target = torch.full((B,), round(depth * (n - 1)), dtype=torch.long)
-    # Distractors: a random order of the other positions, the first three of them.
+    # Distractors: a random order of the other positions, the first n_needles - 1 of them.
     scores = torch.rand(B, n, generator=generator)
     scores[torch.arange(B), target] = 2.0  # the target sorts last, never a distractor
-    others = scores.argsort(dim=1)[:, :3]
-    positions = torch.cat([target[:, None], others], dim=1)
-    haystack = filler.scatter(1, positions, vocab.needle(keys_a, keys_b, values))
-    parts = [torch.full((B, 1), vocab.BOS), haystack, (vocab.qa0 + a)[:, None], (vocab.qb0 + b)[:, None]]
-    if answer_cue:
-        parts.append(torch.full((B, 1), vocab.ANS))
-    tokens = torch.cat(parts, dim=1)
+    others = scores.argsort(dim=1)[:, : n_needles - 1]
+    haystack = filler.scatter(1, torch.cat([target[:, None], others], dim=1), vocab.needle(keys, values))
+    bos, question = torch.full((B, 1), vocab.BOS), vocab.qkey0 + keys[:, :1]
+    if layout == "ask_last":
+        tokens = torch.cat([bos, question, haystack, torch.full((B, 1), vocab.ASK)], dim=1)
+        offset = 2
+    else:
+        tokens = torch.cat([bos, haystack, question], dim=1)
+        offset = 1
     answer = torch.cat([vocab.value(values[:, :1]), torch.full((B, 1), vocab.END)], dim=1)
-    return NeedlePrompts(tokens=tokens, answer=answer, needle_pos=target + 1, distractor_pos=others + 1)
+    return NeedlePrompts(tokens=tokens, answer=answer, needle_pos=target + offset, distractor_pos=others + offset)

@@ -36,8 +36,10 @@ def selection_scores(q: torch.Tensor, k: torch.Tensor, *, row: str = "last", sco
     """Scores (B, T) of every position from the queries and keys (B, H, T, e) of the filter layer.
 
     ``row="last"`` is Algorithm 2: the last query's row. ``"middle"`` and ``"l2max"`` are the ablation of
-    appendix G.4.4 (the middle row, and the row of largest l2 norm of the head-summed logits over its causal
-    prefix). ``score="raw"`` sums the raw logits q.k over heads (the source); ``"prob"`` sums the per-head softmax
+    appendix G.4.4: the middle row, and the row of largest l2 norm of the head-summed logits over its causal
+    prefix among the rows other than the last (the source does not say how it norms rows; without the exclusion
+    the last row, which has the most entries, usually wins and the variant is Algorithm 2 again).
+    ``score="raw"`` sums the raw logits q.k over heads (the source); ``"prob"`` sums the per-head softmax
     probabilities instead (an ablation: the two differ once there is more than one head).
     """
     if row not in ROWS:
@@ -47,7 +49,7 @@ def selection_scores(q: torch.Tensor, k: torch.Tensor, *, row: str = "last", sco
     B, H, T, e = q.shape
     if row == "l2max":
         logits = torch.einsum("bhse,bhte->bst", q, k).tril()  # head-summed, causal part of every row
-        index = logits.norm(dim=-1).argmax(dim=1)  # (B,)
+        index = logits[:, :-1].norm(dim=-1).argmax(dim=1)  # (B,) among the rows other than the last
     else:
         index = torch.full((B,), T - 1 if row == "last" else (T - 1) // 2, device=q.device)
     q_row = q[torch.arange(B, device=q.device), :, index]  # (B, H, e)

@@ -23,6 +23,7 @@ def min_distance(index: torch.Tensor, needle_pos: torch.Tensor) -> torch.Tensor:
 @dataclasses.dataclass(frozen=True)
 class LayerLocalisation:
     head_argmax_at_needle: torch.Tensor  # (L, H) fraction of prompts whose head's last-row argmax is the needle
+    argmax_at_needle: torch.Tensor  # (L,) the same for the head-summed logits (GemFilter's scores before pooling)
     needle_kept: torch.Tensor  # (L,) fraction of prompts whose top-k at that filter layer contains the needle
     distance: torch.Tensor  # (L, B) min |J - needle| per prompt
     last_kept: torch.Tensor  # (L,) fraction of prompts whose top-k keeps the last (question) token
@@ -31,14 +32,18 @@ class LayerLocalisation:
 @torch.no_grad()
 def localise_by_layer(model: CausalLM, tokens: torch.Tensor, needle_pos: torch.Tensor, k: int, *, pool: int = 5,
                       score: str = "raw") -> LayerLocalisation:
-    """For every filter layer r = 1..m: each head's last-row argmax, and GemFilter's top-k selection."""
+    """For every filter layer r = 1..m: where the last row's largest logit falls (per head and summed over heads),
+    and GemFilter's top-k selection (pooled, as in Algorithm 2)."""
     B, T = tokens.shape
-    heads, kept, dist, last = [], [], [], []
+    heads, summed, kept, dist, last = [], [], [], [], []
     for layer in range(1, model.n_layers + 1):
-        heads.append((last_row_scores(model, tokens, layer).argmax(dim=-1) == needle_pos[:, None]).float().mean(0))
+        scores = last_row_scores(model, tokens, layer)  # (B, H, T)
+        heads.append((scores.argmax(dim=-1) == needle_pos[:, None]).float().mean(0))
+        summed.append((scores.sum(dim=1).argmax(dim=-1) == needle_pos).float().mean())
         index = gemfilter_select(model, tokens, layer, k, pool=pool, score=score).index
         d = min_distance(index, needle_pos)
         dist.append(d)
         kept.append((d == 0).float().mean())
         last.append((index == T - 1).any(dim=1).float().mean())
-    return LayerLocalisation(torch.stack(heads), torch.stack(kept), torch.stack(dist), torch.stack(last))
+    return LayerLocalisation(torch.stack(heads), torch.stack(summed), torch.stack(kept), torch.stack(dist),
+                             torch.stack(last))

@@ -95,23 +95,22 @@ def rotate(x: torch.Tensor, positions: torch.Tensor, base: float) -> torch.Tenso
 
 
 class FactorisedEmbedding(nn.Module):
-    """Token vectors with structure: a needle (a, b, v) is A[a] + B[b] + V[v] + t_needle, and the question tokens
-    are A[a] + t_qa and B[b] + t_qb, so that a shared key half is visible to attention, as shared sub-words are in
-    a real tokenizer. Other tokens (PAD, BOS, ANS, END, filler, answer values) have free vectors."""
+    """Token vectors with structure: a needle (key, value) is E_key[key] + E_value[value] + t_needle and a question
+    key is E_key[key] + t_question, so that "same key" is visible to attention, as shared sub-words are in a real
+    tokenizer. Other tokens (PAD, BOS, ASK, END, filler, answer values) have free vectors."""
 
     def __init__(self, vocab: NeedleVocab, d: int):
         super().__init__()
         self.vocab = vocab
         self.free = nn.Parameter(torch.randn(vocab.size, d) * 0.02)
-        self.half_a = nn.Parameter(torch.randn(vocab.n_a, d) * 0.02)
-        self.half_b = nn.Parameter(torch.randn(vocab.n_b, d) * 0.02)
+        self.key = nn.Parameter(torch.randn(vocab.n_keys, d) * 0.02)
         self.value = nn.Parameter(torch.randn(vocab.n_values, d) * 0.02)
-        self.tags = nn.Parameter(torch.randn(3, d) * 0.02)  # needle, question half a, question half b
+        self.tags = nn.Parameter(torch.randn(2, d) * 0.02)  # needle, question
 
     def table(self) -> torch.Tensor:
-        v, A, B, V = self.vocab, self.half_a, self.half_b, self.value
-        needles = (A[:, None, None] + B[None, :, None] + V[None, None, :]).reshape(-1, A.shape[1]) + self.tags[0]
-        return torch.cat([self.free[: v.qa0], A + self.tags[1], B + self.tags[2], needles, self.free[v.value0 :]])
+        v = self.vocab
+        needles = (self.key[:, None, :] + self.value[None, :, :]).reshape(-1, self.key.shape[1]) + self.tags[0]
+        return torch.cat([self.free[: v.qkey0], self.key + self.tags[1], needles, self.free[v.value0 :]], dim=0)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         return F.embedding(tokens, self.table())

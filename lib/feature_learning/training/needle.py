@@ -1,7 +1,10 @@
 """Training the rotary decoder on the synthetic needle-in-a-haystack task (analogue of dissertation ch. 9).
 
-Each step draws one haystack length n ~ U{n_min..n_max} and one prompt format (key-last, or with the answer cue
-[ANS] last with probability ``answer_cue_prob``), so a batch needs no padding. The loss is the cross-entropy of the
+Each step draws one haystack length n ~ U{n_min..n_max} and one prompt layout for the whole batch, so a batch needs
+no padding. Mixing the key-last layout (the question token last: one layer can match it against the needles) with
+the ask-last layout (question first, a fixed cue last: the cue must fetch the key before it can match) is a
+curriculum: on ask-last prompts alone the model sits on a plateau at about 1/4 (a random needle's value) for
+thousands of steps, the classic plateau before attention layers compose. The loss is the cross-entropy of the
 two answer tokens [VAL v*] [END] under teacher forcing: the prompt's last position must predict the value, the value
 position must predict END. Only the answer is supervised, as in instruction tuning.
 """
@@ -24,7 +27,8 @@ class NeedleTraining:
     batch: int = 64
     n_min: int = 4
     n_max: int = 64
-    answer_cue_prob: float = 0.5
+    n_needles: int = 4
+    layouts: tuple[str, ...] = ("key_last", "ask_last")  # one drawn uniformly per step
     lr: float = 3e-3
     warmup: int = 50
     clip_norm: float = 1.0
@@ -52,8 +56,8 @@ def train_needle_decoder(model: RopeDecoder, recipe: NeedleTraining, generator: 
 
     def loss_fn(step: int) -> torch.Tensor:
         n = int(torch.randint(recipe.n_min, recipe.n_max + 1, (1,), generator=generator))
-        cue = bool(torch.rand(1, generator=generator) < recipe.answer_cue_prob)
-        batch = needle_prompts(vocab, recipe.batch, n, generator, answer_cue=cue)
+        layout = recipe.layouts[int(torch.randint(len(recipe.layouts), (1,), generator=generator))]
+        batch = needle_prompts(vocab, recipe.batch, n, generator, n_needles=recipe.n_needles, layout=layout)
         loss, exact = answer_loss(model, batch.tokens.to(device), batch.answer.to(device))
         last["loss"], last["exact"] = loss.detach(), exact.detach()
         return loss
