@@ -34,7 +34,7 @@ def test_needle_prompts_layout():
     g = torch.Generator().manual_seed(0)
     for layout, offset in (("ask_last", 2), ("key_last", 1)):
         p = needle_prompts(VOCAB, 50, 20, g, depth=0.5, layout=layout)
-        assert p.tokens.shape == (50, 23) and (p.tokens[:, 0] == VOCAB.BOS).all()
+        assert p.tokens.shape == (50, 21 + offset) and (p.tokens[:, 0] == VOCAB.BOS).all()
         assert (p.needle_pos == offset + round(0.5 * 19)).all()
         target = p.tokens.gather(1, p.needle_pos[:, None])[:, 0] - VOCAB.needle0
         key, value = target // VOCAB.n_values, target % VOCAB.n_values
@@ -239,3 +239,22 @@ def test_best_time_is_a_minimum():
     calls = []
     assert best_time(lambda: calls.append(1), repeats=3) >= 0.0
     assert len(calls) == 4  # one warm-up call, then the repeats
+
+
+def test_peak_cuda_memory_is_none_on_cpu():
+    from feature_learning.measure.timing import peak_cuda_memory
+
+    assert peak_cuda_memory(lambda: torch.zeros(3), "cpu") is None
+
+
+@pytest.mark.parametrize("profile", ["ci", "book", "full"])
+def test_chapter_sizes_are_consistent(profile):
+    from feature_learning.chapters import gemfilter as chapter
+
+    size = chapter.sizes(profile)
+    assert size.model.d_model % size.model.n_heads == 0 and size.model.d_head % 2 == 0  # rotary pairs
+    assert size.probe_length <= size.training.n_max  # the layer-by-layer study stays in distribution
+    assert size.snapkv_window < size.k < size.probe_length and max(size.k_sweep) < size.probe_length
+    assert any(n <= size.training.n_max for n in size.lengths)
+    model = chapter.new_model(size.model, 0)
+    assert torch.equal(model.embed.key, chapter.new_model(size.model, 0).embed.key)  # seeded initialisation

@@ -22,3 +22,18 @@ def best_time(fn: Callable[[], object], repeats: int = 3, device: torch.device |
             sync()
             best = min(best, time.perf_counter() - start)
     return best
+
+
+def peak_cuda_memory(fn: Callable[[], object], device: torch.device | str) -> int | None:
+    """Peak bytes allocated on the CUDA device while ``fn`` runs (above what was allocated before); ``None`` on a
+    CPU, where PyTorch keeps no such counter."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return None
+    torch.cuda.synchronize(device)
+    before = torch.cuda.memory_allocated(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    with torch.no_grad():
+        fn()
+    torch.cuda.synchronize(device)
+    return torch.cuda.max_memory_allocated(device) - before
