@@ -138,6 +138,9 @@ def test_smoothing_is_zero_padded_average():
     assert torch.allclose(out, torch.tensor([[1.0, 1.0, 1.0, 1.0, 3.0, 2.0, 2.0]]))
     with pytest.raises(ValueError):
         smooth(s, 4)
+    hidden = torch.tensor([[3.0, 3.0, float("-inf")]])
+    assert torch.allclose(smooth(hidden, 3)[:, :2], torch.tensor([[2.0, 2.0]]))
+    assert torch.isneginf(smooth(hidden, 3)[:, 2]).all()
 
 
 def test_single_head_logits_and_probabilities_rank_alike_but_head_sums_do_not():
@@ -156,9 +159,11 @@ def test_row_variants_and_errors():
     g = torch.Generator().manual_seed(6)
     q, k = torch.randn(2, 3, 10, 4, generator=g), torch.randn(2, 3, 10, 4, generator=g)
     middle = selection_scores(q, k, row="middle")
-    assert (middle[:, 5:] == 0).all()  # causal: the middle row sees positions 0..4 only
+    assert torch.isneginf(middle[:, 5:]).all() and torch.isfinite(middle[:, :5]).all()  # the middle row sees 0..4
     l2 = selection_scores(q, k, row="l2max")
-    assert l2.shape == (2, 10) and (l2[:, -1] == 0).all()  # never the last row, so the last key is masked
+    assert l2.shape == (2, 10) and torch.isneginf(l2[:, -1]).all()  # never the last row, so the last key is hidden
+    kept = top_k_sorted(smooth(middle, 5), 5)
+    assert (kept <= 4).all()  # pooling never lets a hidden position outrank a visible one
     with pytest.raises(ValueError):
         selection_scores(q, k, row="first")
 

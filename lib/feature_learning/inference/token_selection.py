@@ -22,14 +22,17 @@ SCORES = ("raw", "prob")
 
 def smooth(scores: torch.Tensor, pool: int) -> torch.Tensor:
     """Average pooling over positions with kernel ``pool``, stride 1 and zero padding counted in the mean
-    (``avg_pool1d(kernel_size=5, stride=1, padding=2)`` in appendix G.4.1); ``pool=1`` leaves the scores."""
+    (``avg_pool1d(kernel_size=5, stride=1, padding=2)`` in appendix G.4.1); ``pool=1`` leaves the scores.
+    Positions scored -inf (after the query row: not visible to it) count as 0 in their neighbours' means and stay
+    -inf, so they always rank last."""
     if pool == 1:
         return scores
     if pool % 2 == 0:
         raise ValueError(f"pool must be odd so that positions stay aligned, got {pool}")
-    shape = scores.shape
-    pooled = F.avg_pool1d(scores.reshape(-1, 1, shape[-1]), kernel_size=pool, stride=1, padding=pool // 2)
-    return pooled.reshape(shape)
+    shape, hidden = scores.shape, torch.isneginf(scores)
+    pooled = F.avg_pool1d(scores.masked_fill(hidden, 0.0).reshape(-1, 1, shape[-1]), kernel_size=pool, stride=1,
+                          padding=pool // 2)
+    return pooled.reshape(shape).masked_fill(hidden, float("-inf"))
 
 
 def selection_scores(q: torch.Tensor, k: torch.Tensor, *, row: str = "last", score: str = "raw") -> torch.Tensor:
@@ -57,8 +60,7 @@ def selection_scores(q: torch.Tensor, k: torch.Tensor, *, row: str = "last", sco
     causal = torch.arange(T, device=q.device)[None, None, :] <= index[:, None, None]
     if score == "prob":
         logits = (logits / math.sqrt(e)).masked_fill(~causal, float("-inf")).softmax(dim=-1)
-        return logits.sum(dim=1)
-    return logits.masked_fill(~causal, 0.0).sum(dim=1)
+    return logits.sum(dim=1).masked_fill(~causal[:, 0], float("-inf"))  # positions after the row rank last
 
 
 def top_k_sorted(scores: torch.Tensor, k: int) -> torch.Tensor:
