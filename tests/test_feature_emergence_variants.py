@@ -138,3 +138,17 @@ def test_seeded_comparison_batches_seeds_and_is_reproducible():
     assert chapter.seed_mean(torch.tensor([1.0, 0.0, 3.0, 2.0])).tolist() == [2.0, 1.0]
     imb = chapter.seeded_comparison(tiny, gen(5), negative_ratio=0.8, **small)
     assert torch.allclose(imb["majority"], torch.full((4,), 0.8, dtype=torch.float64))
+
+
+def test_weighted_second_moment_matches_monte_carlo():
+    import sympy as sp
+
+    from feature_learning.theory import feature_emergence as th
+
+    rho = sp.Rational(4, 5)
+    assert sp.simplify(th.weighted_second_moment(sp.Symbol("r", positive=True))
+                       - 1 / (4 * sp.Symbol("r", positive=True) * (1 - sp.Symbol("r", positive=True)))) == 0
+    y = torch.where(torch.rand(200_000, generator=gen(8)) < 0.8, -1.0, 1.0)[None, :]
+    pos = (y > 0).double()
+    alpha = pos / (2 * pos.mean()) + (1 - pos) / (2 * (1 - pos.mean()))
+    assert abs(alpha.pow(2).mean().item() - float(th.weighted_second_moment(rho))) < 0.01

@@ -100,8 +100,8 @@ SIZES = {
         d=200, D=50, k=5, p_o=0.5, m=300, n=3000, n_test=2000, steps=200, batch=500, probe_steps=200, log_every=20,
         interval_d=200, interval_D=100, interval_k=30, interval_low=20, interval_m=100, interval_n=3000,
         teacher_width=16, student_width=50, student_steps=300, teacher_steps=400,
-        seeds=3, variant_seeds=2, variant_D=50, variant_dims=(50, 1000), variant_ratios=(0.8, 0.9), variant_n=3000,
-        variant_n_test=2000, variant_steps=200,
+        seeds=2, variant_seeds=1, variant_D=50, variant_dims=(50, 1000), variant_ratios=(0.8, 0.9), variant_n=3000,
+        variant_n_test=2000, variant_steps=300,
         mix_experiments=((100, 4, 1.0, 40), (25, 4, 0.7, 25), (100, 5, 1.0, 40)), mix_width=800, mix_seeds=2,
         mix_n=3000, mix_n_test=2000, mix_batch=100, mix_lr=1e-3,
     ),
@@ -110,9 +110,9 @@ SIZES = {
         log_every=20,
         interval_d=500, interval_D=100, interval_k=30, interval_low=20, interval_m=100, interval_n=5000,
         teacher_width=16, student_width=50, student_steps=400, teacher_steps=500,
-        seeds=5, variant_seeds=5, variant_D=100, variant_dims=(100, 2000), variant_ratios=(0.8, 0.9), variant_n=5000,
+        seeds=5, variant_seeds=2, variant_D=100, variant_dims=(100, 2000), variant_ratios=(0.8, 0.9), variant_n=5000,
         variant_n_test=4000, variant_steps=300,
-        mix_experiments=((100, 4, 1.0, 80), (25, 4, 0.7, 50), (100, 5, 1.0, 80)), mix_width=800, mix_seeds=5,
+        mix_experiments=((100, 4, 1.0, 80), (25, 4, 0.7, 50), (100, 5, 1.0, 80)), mix_width=800, mix_seeds=2,
         mix_n=4000, mix_n_test=4000, mix_batch=100, mix_lr=1e-3,
     ),
     "full": FeatureEmergenceSizes(
@@ -247,14 +247,16 @@ def _replicate(t: torch.Tensor, times: int) -> torch.Tensor:
 
 def seeded_comparison(size: FeatureEmergenceSizes, generator: torch.Generator, device="cpu", *, seeds: int,
                       d: int | None = None, D: int | None = None, n: int | None = None, n_test: int | None = None,
-                      steps: int | None = None, negative_ratio: float | None = None, probes: bool = True) -> dict:
+                      steps: int | None = None, negative_ratio: float | None = None, probes: bool = True,
+                      classifiers: bool = True, weighted_first_steps: bool | None = None) -> dict:
     """E.1.1 (or a variant of E.2) for ``seeds`` independent seeds at once, with and without input structure: one
     batched program with R = 2 * seeds replicas, replica ``2 s`` with structure and ``2 s + 1`` without (same M, A
     and initialisation within a seed; a fresh M, A, initialisation and sample for every seed).
 
     ``d``, ``D``, ``n``, ``n_test``, ``steps`` override the profile's sizes (E.2.1 varies d); ``negative_ratio``
     resamples training and test sets to that share of class -1 (E.2.2), and then steps 1-2 use the class-weighted
-    hinge of the general setting (A.8); the classifier stage keeps the plain hinge. Everything runs in pattern
+    hinge of the general setting (A.8) unless ``weighted_first_steps=False``; the classifier stage keeps the plain
+    hinge. ``classifiers=False`` stops after the two steps and the probes. Everything runs in pattern
     coordinates (:func:`feature_learning.data.sparse_coding.pattern_coordinates`), which is exact here: inputs lie
     in span(M), the first step's decay erases the initial weights, and the random-feature and NTK models never move the
     weights' component outside span(M). That component enters only the cosines (through its norm), so d changes
@@ -287,7 +289,9 @@ def seeded_comparison(size: FeatureEmergenceSizes, generator: torch.Generator, d
     perp = _replicate(torch.cat(perps), 2).to(device)
     step1, step2 = paper_first_steps(size.k, size.m, sigma_tilde, gamma)
     # imbalanced classes: the class-weighted hinge in steps 1-2, as the general setting prescribes (A.8, eq. (A.293))
-    first_loss = hinge if negative_ratio is None else weighted_hinge
+    if weighted_first_steps is None:
+        weighted_first_steps = negative_ratio is not None
+    first_loss = weighted_hinge if weighted_first_steps else hinge
     p1 = full_batch_step(init, z, y, step1, loss=first_loss)
     p2 = full_batch_step(p1, z, y, step2, loss=first_loss)
     out = {"seeds": seeds, "d": d, "D": D, "n": n, "steps": steps, "negative_ratio": negative_ratio,
@@ -300,6 +304,8 @@ def seeded_comparison(size: FeatureEmergenceSizes, generator: torch.Generator, d
             name: linear_probe(hidden(p, z), y, hidden(p, zt), yt, standardize=std, steps=size.probe_steps)
             ["test_acc"].cpu()
             for name, p, std in (("one", p1, False), ("two", p2, True))}
+    if not classifiers:
+        return out
     init32, p2_32 = (TwoLayerParams(*(t.float() for t in p.tensors())) for p in (init, p2))
     z, y, zt, yt = z.float(), y.float(), zt.float(), yt.float()
     eta = size.k**2 / (steps * size.m ** (1 / 3))
