@@ -111,7 +111,7 @@ SIZES = {
         interval_d=500, interval_D=100, interval_k=30, interval_low=20, interval_m=100, interval_n=5000,
         teacher_width=16, student_width=50, student_steps=400, teacher_steps=500,
         seeds=5, variant_seeds=2, variant_D=100, variant_dims=(100, 2000), variant_ratios=(0.8, 0.9), variant_n=5000,
-        variant_n_test=3000, variant_steps=300,
+        variant_n_test=4000, variant_steps=300,
         mix_experiments=((100, 4, 1.0, 80), (25, 4, 0.7, 50), (100, 5, 1.0, 80)), mix_width=800, mix_seeds=2,
         mix_n=4000, mix_n_test=4000, mix_batch=100, mix_lr=1e-3,
     ),
