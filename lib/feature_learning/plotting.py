@@ -257,3 +257,20 @@ def mds_scatter(coords, highlight=None, ax=None, title: str = ""):
     ax.set(title=title, xticks=[], yticks=[])
     ax.set_aspect("equal", adjustable="datalim")  # MDS distances are only faithful at equal scales
     return ax
+
+
+def accuracy_curves_seeds(curves: dict, styles: dict | None = None, ax=None, title: str = "", ylim=(0.4, 1.02)):
+    """Test accuracy against training step over seeds: ``label: (steps (T,), accuracy (T, S))``, drawn as the mean
+    with error bars of one standard deviation over the S seeds (Figure 1 of Shi, Wei and Liang 2022, averaged over
+    seeds as their Appendix E does); ``styles`` maps a label to matplotlib keyword arguments."""
+    ax = ax or plt.subplots(figsize=(6, 3.5))[1]
+    for label, (steps, acc) in curves.items():
+        acc = _np(acc)
+        acc = acc[:, None] if acc.ndim == 1 else acc
+        err = acc.std(1, ddof=1) if acc.shape[1] > 1 else None
+        ax.errorbar(_np(steps), acc.mean(1), yerr=err, label=label, capsize=2, elinewidth=0.8,
+                    **(styles or {}).get(label, {}))
+    ax.axhline(0.5, color="grey", lw=0.6, ls=":")
+    ax.set(xlabel="step", ylabel="test accuracy", title=title, ylim=ylim)
+    ax.legend(fontsize=7, ncol=2)
+    return ax

@@ -15,13 +15,17 @@ import dataclasses
 import torch
 
 from feature_learning.book.profiles import by_profile
+from feature_learning.data.gaussian_mixture import hypercube_centres, hypercube_mixture
 from feature_learning.data.sparse_coding import (
     SparseCodingTask,
     interval_set,
+    orthogonal_norm_sq,
     orthonormal_dictionary,
     parity_set,
+    pattern_coordinates,
     relevant_direction,
 )
+from feature_learning.measure.directions import best_cosine_per_target
 from feature_learning.models.truncated_relu import (
     TwoLayerParams,
     forward,
@@ -30,7 +34,10 @@ from feature_learning.models.truncated_relu import (
     ntk_forward,
     paper_init_scales,
     symmetric_init,
+    weighted_hinge,
 )
+from feature_learning.models.two_layer import init_default
+from feature_learning.training.loop import OptimConfig, minibatches, train
 from feature_learning.training.truncated_relu import (
     StageConfig,
     cosine_to,
@@ -69,6 +76,23 @@ class FeatureEmergenceSizes:
     student_width: int
     student_steps: int
     teacher_steps: int
+    # S1 over seeds (Figure 1 with error bars) and the variants of E.2: varying d (E.2.1), class imbalance (E.2.2)
+    seeds: int  # seeds of the main comparison (the source averages 5)
+    variant_seeds: int
+    variant_D: int
+    variant_dims: tuple[int, int]  # the source: d = 100 and 2000 at D = 100
+    variant_ratios: tuple[float, float]  # negative-class share, the source: 0.8 and 0.9
+    variant_n: int
+    variant_n_test: int
+    variant_steps: int
+    # S6: Gaussian hypercube mixture (E.3.2, Table 6): (d, k, sigma_r, epochs) per experiment
+    mix_experiments: tuple[tuple[int, int, float, int], ...]
+    mix_width: int
+    mix_seeds: int
+    mix_n: int
+    mix_n_test: int
+    mix_batch: int
+    mix_lr: float
 
 
 SIZES = {
@@ -76,18 +100,30 @@ SIZES = {
         d=200, D=50, k=5, p_o=0.5, m=300, n=3000, n_test=2000, steps=200, batch=500, probe_steps=200, log_every=20,
         interval_d=200, interval_D=100, interval_k=30, interval_low=20, interval_m=100, interval_n=3000,
         teacher_width=16, student_width=50, student_steps=300, teacher_steps=400,
+        seeds=2, variant_seeds=1, variant_D=50, variant_dims=(50, 1000), variant_ratios=(0.8, 0.9), variant_n=3000,
+        variant_n_test=2000, variant_steps=300,
+        mix_experiments=((100, 4, 1.0, 40), (25, 4, 0.7, 25), (100, 5, 1.0, 40)), mix_width=800, mix_seeds=2,
+        mix_n=3000, mix_n_test=2000, mix_batch=100, mix_lr=1e-3,
     ),
     "book": FeatureEmergenceSizes(
         d=500, D=100, k=5, p_o=0.5, m=300, n=5000, n_test=4000, steps=300, batch=500, probe_steps=300,
         log_every=20,
         interval_d=500, interval_D=100, interval_k=30, interval_low=20, interval_m=100, interval_n=5000,
         teacher_width=16, student_width=50, student_steps=400, teacher_steps=500,
+        seeds=5, variant_seeds=2, variant_D=100, variant_dims=(100, 2000), variant_ratios=(0.8, 0.9), variant_n=5000,
+        variant_n_test=4000, variant_steps=300,
+        mix_experiments=((100, 4, 1.0, 80), (25, 4, 0.7, 50), (100, 5, 1.0, 80)), mix_width=800, mix_seeds=2,
+        mix_n=4000, mix_n_test=4000, mix_batch=100, mix_lr=1e-3,
     ),
     "full": FeatureEmergenceSizes(
         d=500, D=100, k=5, p_o=0.5, m=300, n=50_000, n_test=10_000, steps=600, batch=1000, probe_steps=1000,
         log_every=20,
         interval_d=500, interval_D=100, interval_k=30, interval_low=20, interval_m=100, interval_n=50_000,
         teacher_width=16, student_width=50, student_steps=800, teacher_steps=800,
+        seeds=5, variant_seeds=5, variant_D=100, variant_dims=(100, 2000), variant_ratios=(0.8, 0.9),
+        variant_n=50_000, variant_n_test=10_000, variant_steps=600,
+        mix_experiments=((100, 4, 1.0, 80), (25, 4, 0.7, 50), (100, 5, 1.0, 80)), mix_width=800, mix_seeds=5,
+        mix_n=20_000, mix_n_test=10_000, mix_batch=100, mix_lr=1e-3,
     ),
 }
 
@@ -110,10 +146,13 @@ def _stack(params: TwoLayerParams, replicas: int) -> TwoLayerParams:
     return TwoLayerParams(*(t.expand(replicas, *t.shape[1:]).clone() for t in params.tensors()))
 
 
-def parity_comparison(size: FeatureEmergenceSizes, generator: torch.Generator, device="cpu") -> dict:
+def parity_comparison(size: FeatureEmergenceSizes, generator: torch.Generator, device="cpu", *,
+                      classifiers: bool = True) -> dict:
     """E.1.1 end to end, with (replica 0) and without (replica 1) input structure, the same M, A and init:
     two full-batch steps, the network's classifier stage, the random-feature and NTK baselines, probes on the
-    features after 0, 1 and 2 steps, and the diagnostics of the proof sketch (cosines, signal-to-background)."""
+    features after 0, 1 and 2 steps, and the diagnostics of the proof sketch (cosines, signal-to-background).
+    ``classifiers=False`` stops after the probes (no classifier stage, no baselines; :func:`seeded_comparison`
+    runs those over several seeds)."""
     task = SparseCodingTask(size.d, size.D, size.k, parity_set(size.k), p_o=size.p_o)
     M = orthonormal_dictionary(size.d, size.D, generator)
     A = task.relevant_set(generator)
@@ -136,6 +175,15 @@ def parity_comparison(size: FeatureEmergenceSizes, generator: torch.Generator, d
             probes[(name, std)] = linear_probe(hidden(params, x), y, hidden(params, xt), yt,
                                                standardize=std, steps=size.probe_steps,
                                                curvature_step=(name == "one" and std))
+    features = {
+        "task": task, "M": M, "A": A, "v": v, "sigma_tilde": sigma_tilde, "gamma": gamma, "steps": (step1, step2),
+        "params": {"init": init, "one": p1, "two": p2},
+        "cos": {name: cosine_to(p.W.double(), v).cpu() for name, p in (("init", init), ("one", p1), ("two", p2))},
+        "snr_one": feature_snr(p1.W.cpu(), M, A), "snr_two": feature_snr(p2.W.cpu(), M, A),
+        "probes": {key: {kk: vv.cpu() for kk, vv in val.items()} for key, val in probes.items()},
+    }
+    if not classifiers:
+        return features
     # the classifier stage and the fixed-feature baselines run in float32 (their features are O(1e-2) or larger)
     init32, p2_32 = (TwoLayerParams(*(t.float() for t in p.tensors())) for p in (init, p2))
     x, y, xt, yt = x.float(), y.float(), xt.float(), yt.float()
@@ -190,3 +238,131 @@ def interval_features(size: FeatureEmergenceSizes, generator: torch.Generator, d
     return {"gamma": gamma, "pos_rate": ((yt > 0).double().mean(-1)).cpu(),
             "cos_two": cosine_to(p2.W, v).abs().max(-1).values.cpu(),
             "probes": {key: {kk: vv.cpu() for kk, vv in val.items()} for key, val in probes.items()}}
+
+
+# -- several seeds at once, and the variants of Appendix E.2 (= A.7) ---------------------------------------------
+def _replicate(t: torch.Tensor, times: int) -> torch.Tensor:
+    return t.repeat_interleave(times, dim=0)
+
+
+def seeded_comparison(size: FeatureEmergenceSizes, generator: torch.Generator, device="cpu", *, seeds: int,
+                      d: int | None = None, D: int | None = None, n: int | None = None, n_test: int | None = None,
+                      steps: int | None = None, negative_ratio: float | None = None, probes: bool = True,
+                      classifiers: bool = True, weighted_first_steps: bool | None = None) -> dict:
+    """E.1.1 (or a variant of E.2) for ``seeds`` independent seeds at once, with and without input structure: one
+    batched program with R = 2 * seeds replicas, replica ``2 s`` with structure and ``2 s + 1`` without (same M, A
+    and initialisation within a seed; a fresh M, A, initialisation and sample for every seed).
+
+    ``d``, ``D``, ``n``, ``n_test``, ``steps`` override the profile's sizes (E.2.1 varies d); ``negative_ratio``
+    resamples training and test sets to that share of class -1 (E.2.2), and then steps 1-2 use the class-weighted
+    hinge of the general setting (A.8) unless ``weighted_first_steps=False``; the classifier stage keeps the plain
+    hinge. ``classifiers=False`` stops after the two steps and the probes. Everything runs in pattern
+    coordinates (:func:`feature_learning.data.sparse_coding.pattern_coordinates`), which is exact here: inputs lie
+    in span(M), the first step's decay erases the initial weights, and the random-feature and NTK models never move the
+    weights' component outside span(M). That component enters only the cosines (through its norm), so d changes
+    nothing but the random-feature cosine. The steps and schedule are those of :func:`parity_comparison`."""
+    d, D = d or size.d, D or size.D
+    n, n_test, steps = n or size.n, n_test or size.n_test, steps or size.steps
+    task = SparseCodingTask(d, D, size.k, parity_set(size.k), p_o=size.p_o)
+    sigma_tilde, gamma = task.sigma_tilde(), (1 - size.p_o) / 2
+    scales = paper_init_scales(size.k, sigma_tilde, gamma)
+    zs, ys, zts, yts, vs, inits, perps = [], [], [], [], [], [], []
+    for _ in range(seeds):
+        M = orthonormal_dictionary(d, D, generator)
+        A = task.relevant_set(generator)
+        init = symmetric_init(1, size.m, d, generator=generator, **scales)
+        inits.append(TwoLayerParams(pattern_coordinates(init.W, M), init.b, init.a))
+        perps.append(orthogonal_norm_sq(init.W, M))
+        v = torch.zeros(D, dtype=torch.float64)
+        v[A] = 1.0  # sum_A M_j in pattern coordinates
+        for member in (task, task.without_structure()):
+            for count, out_z, out_y in ((n, zs, ys), (n_test, zts, yts)):
+                if negative_ratio is None:
+                    x, y, _ = member.sample(count, M, A, generator)
+                else:
+                    x, y, _ = member.sample_class_ratio(count, M, A, negative_ratio, generator)
+                out_z.append(pattern_coordinates(x, M)), out_y.append(y)
+            vs.append(v)
+    z, y, zt, yt, v = (torch.stack(t).to(device) for t in (zs, ys, zts, yts, vs))
+    init = TwoLayerParams(*(_replicate(torch.cat(parts), 2).to(device)
+                            for parts in zip(*(p.tensors() for p in inits), strict=True)))
+    perp = _replicate(torch.cat(perps), 2).to(device)
+    step1, step2 = paper_first_steps(size.k, size.m, sigma_tilde, gamma)
+    # imbalanced classes: the class-weighted hinge in steps 1-2, as the general setting prescribes (A.8, eq. (A.293))
+    if weighted_first_steps is None:
+        weighted_first_steps = negative_ratio is not None
+    first_loss = weighted_hinge if weighted_first_steps else hinge
+    p1 = full_batch_step(init, z, y, step1, loss=first_loss)
+    p2 = full_batch_step(p1, z, y, step2, loss=first_loss)
+    out = {"seeds": seeds, "d": d, "D": D, "n": n, "steps": steps, "negative_ratio": negative_ratio,
+           "majority": torch.maximum((yt > 0).double().mean(-1), (yt < 0).double().mean(-1)).cpu(),
+           "max_cos": {"init": cosine_to(init.W, v, perp).max(-1).values.cpu(),
+                       "one": cosine_to(p1.W, v).max(-1).values.cpu(),
+                       "two": cosine_to(p2.W, v).max(-1).values.cpu()}}
+    if probes:
+        out["probes"] = {
+            name: linear_probe(hidden(p, z), y, hidden(p, zt), yt, standardize=std, steps=size.probe_steps)
+            ["test_acc"].cpu()
+            for name, p, std in (("one", p1, False), ("two", p2, True))}
+    if not classifiers:
+        return out
+    init32, p2_32 = (TwoLayerParams(*(t.float() for t in p.tensors())) for p in (init, p2))
+    z, y, zt, yt = z.float(), y.float(), zt.float(), yt.float()
+    eta = size.k**2 / (steps * size.m ** (1 / 3))
+    net, net_hist = train_stage(p2_32, z, y, StageConfig(steps - 2, size.batch, eta, eta, SECOND_LAYER_STEP,
+                                                         log_every=size.log_every), generator, x_test=zt, y_test=yt)
+    rf, rf_hist = train_stage(init32, z, y, StageConfig(steps, size.batch, 0.0, 0.0, BASELINE_STEP,
+                                                        log_every=size.log_every), generator, x_test=zt, y_test=yt)
+    ntk, ntk_hist = train_ntk(init32, z, y, StageConfig(steps, size.batch, BASELINE_STEP, BASELINE_STEP,
+                                                        BASELINE_STEP, log_every=size.log_every),
+                              generator, x_test=zt, y_test=yt)
+    with torch.no_grad():
+        outputs = {"net": forward(net, zt), "rf": forward(rf, zt), "ntk": ntk_forward(init32, ntk, zt)}
+    net_hist["step"] = net_hist["step"] + 2  # the network's curve starts after its two full-batch steps
+    out["history"] = {"net": net_hist, "rf": rf_hist, "ntk": ntk_hist}
+    out["test_acc"] = {key: (yt * o > 0).double().mean(-1).cpu() for key, o in outputs.items()}
+    out["test_hinge"] = {key: hinge(yt, o).double().cpu() for key, o in outputs.items()}
+    out["max_cos"]["net"] = cosine_to(net.W.double(), v).max(-1).values.cpu()
+    return out
+
+
+def by_structure(values: torch.Tensor) -> torch.Tensor:
+    """Replica values (2 S, ...) of :func:`seeded_comparison` as (S, 2, ...): [:, 0] with structure, [:, 1] without."""
+    return values.reshape(-1, 2, *values.shape[1:])
+
+
+def seed_mean(values: torch.Tensor) -> torch.Tensor:
+    """Mean over seeds of replica values (2 S,): shape (2,), with structure then without."""
+    return by_structure(values).double().mean(0)
+
+
+def gaussian_mixture_features(d: int, k: int, sigma_r: float, size: FeatureEmergenceSizes, epochs: int,
+                              generator: torch.Generator, device="cpu") -> dict:
+    """E.3.2: a two-layer ReLU network of width ``size.mix_width`` (PyTorch's default initialisation, both layers
+    trained) on the hypercube Gaussian mixture of eq. (290), one replica per seed (``size.mix_seeds``), trained "as in
+    typical practice" (the source's words; our choice: AdamW, logistic loss, mini-batches). Returns, per seed, the
+    best cosine between a neuron and each cluster centre at initialisation and after training, the test accuracy,
+    and the first-layer weights before and after (for the figure)."""
+    S, n = size.mix_seeds, size.mix_n
+    Ms = [orthonormal_dictionary(d, k, generator, dtype=torch.float32) for _ in range(S)]
+    train_set = [hypercube_mixture(n, M, sigma_r, generator) for M in Ms]
+    test_set = [hypercube_mixture(size.mix_n_test, M, sigma_r, generator) for M in Ms]
+    x, y = (torch.stack([t[i] for t in train_set]).to(device) for i in (0, 1))
+    xt, yt = (torch.stack([t[i] for t in test_set]).to(device) for i in (0, 1))
+    centres, centre_labels = (torch.stack(t) for t in zip(*(hypercube_centres(M) for M in Ms), strict=True))
+    net = init_default(S, d, size.mix_width, None, activation="relu", generator=generator, device=device)
+    W0 = net.W.detach().clone()
+    batch = minibatches(torch.arange(n), size.mix_batch, generator)
+
+    def loss(step):
+        idx = batch(step).to(device)
+        return torch.nn.functional.softplus(-y[:, idx] * net(x[:, idx])).mean(-1).sum()
+
+    steps = epochs * (n // size.mix_batch)
+    train(net.parameters(), loss, OptimConfig(steps, size.mix_lr, warmup=0))
+    with torch.no_grad():
+        acc = (net(xt) * yt > 0).double().mean(-1).cpu()
+    W = net.W.detach()
+    return {"acc": acc, "epochs": epochs, "steps": steps, "centres": centres, "centre_labels": centre_labels,
+            "W_init": W0.cpu(), "W": W.cpu(),
+            "best_init": best_cosine_per_target(W0.cpu(), centres), "best": best_cosine_per_target(W.cpu(), centres)}

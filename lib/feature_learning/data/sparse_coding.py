@@ -16,6 +16,14 @@ Laws of ``phi~`` (Appendix C and E of the paper = Appendix A.5 / A.7 of the diss
 
 ``noise_std`` adds the Gaussian noise zeta ~ N(0, noise_std^2 I_d) of the general setting (Appendix F / A.8,
 eq. (A.292)); it enters sigma~^2 as d * noise_std^2.
+
+Class imbalance (Appendix E.2.2 = A.7): :meth:`SparseCodingTask.sample_class_ratio` draws from the law and keeps a
+given fraction of negatives (class-conditional resampling; the source does not say how it resampled).
+
+Pattern coordinates: with orthonormal M and no noise every input lies in span(M), so ``<w, x> = <M^T w, M^T x>``
+and any gradient with respect to w lies in span(M). :func:`pattern_coordinates` maps inputs (and first-layer
+weights) to the D coordinates ``M^T x``; a network trained there is the d-dimensional one exactly, apart from the
+component of w orthogonal to span(M), which gradients never touch.
 """
 
 from __future__ import annotations
@@ -132,6 +140,36 @@ class SparseCodingTask:
             x = x + self.noise_std * torch.randn(n, self.d, generator=generator, dtype=M.dtype)
         return x / self.sigma_tilde(), count_labels(phi, A, self.P), phi
 
+    def sample_class_ratio(self, n: int, M: torch.Tensor, A: torch.Tensor, negative_ratio: float,
+                           generator: torch.Generator, *, chunk: int | None = None):
+        """(x, y, phi~) with exactly ``round(n * negative_ratio)`` samples of class -1 and the rest of class +1: draws
+        from the law in chunks and keeps the first samples of each class (class-conditional resampling, the
+        imbalance ratio of Appendix E.2.2 = "class -1 sample size divided by the total"). The normalisation
+        (centring and sigma~) stays that of the law, as if the data were drawn and then subsampled by class; the
+        sample order is shuffled."""
+        if not 0.0 < negative_ratio < 1.0:
+            raise ValueError(f"negative_ratio must lie in (0, 1), got {negative_ratio}")
+        want = {-1.0: round(n * negative_ratio), 1.0: n - round(n * negative_ratio)}
+        kept: dict[float, list] = {-1.0: [], 1.0: []}
+        have = {-1.0: 0, 1.0: 0}
+        chunk = chunk or max(1024, 2 * n)
+        for _ in range(10_000):
+            x, y, phi = self.sample(chunk, M, A, generator)
+            for label in (-1.0, 1.0):
+                need = want[label] - have[label]
+                if need > 0:
+                    idx = (y == label).nonzero().flatten()[:need]
+                    kept[label].append((x[idx], y[idx], phi[idx]))
+                    have[label] += len(idx)
+            if have == want:
+                break
+        else:
+            raise RuntimeError("class-conditional resampling did not fill both classes; is one class impossible?")
+        parts = kept[-1.0] + kept[1.0]
+        x, y, phi = (torch.cat([p[i] for p in parts]) for i in range(3))
+        order = torch.randperm(n, generator=generator)
+        return x[order], y[order], phi[order]
+
     def without_structure(self) -> SparseCodingTask:
         """The same sizes and labelling with (A1'): phi~ uniform (the family F_Xi0)."""
         return dataclasses.replace(self, law="uniform")
@@ -140,3 +178,15 @@ class SparseCodingTask:
 def relevant_direction(M: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
     """sum_{j in A} M_j (d,), the direction features should align with (Lemma 6 / eq. (6))."""
     return M[:, A].sum(-1)
+
+
+def pattern_coordinates(x: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
+    """``M^T x`` for inputs (..., n, d) or first-layer weights (..., 2m, d): the coordinates in the dictionary basis.
+    ``M`` is (d, D), or (R, d, D) for one dictionary per replica (then the leading dimension of ``x`` is R). Exact
+    for inputs in span(M) (orthonormal M, no noise): ``x = M (M^T x)``."""
+    return torch.matmul(x, M)
+
+
+def orthogonal_norm_sq(W: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
+    """||w - M M^T w||^2 per row of W (..., 2m, d): the part of each weight that no input sees (orthonormal M)."""
+    return (W.pow(2).sum(-1) - pattern_coordinates(W, M).pow(2).sum(-1)).clamp_min(0.0)

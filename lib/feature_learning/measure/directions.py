@@ -93,3 +93,11 @@ def logistic_probe(F_fit: torch.Tensor, y_fit: torch.Tensor, F_eval: torch.Tenso
     logits = F_eval @ w[:, :k].unsqueeze(-1)
     acc = ((logits.squeeze(-1) + w[:, k:]) * y_eval > 0).to(F_fit.dtype).mean(-1)
     return {"accuracy": acc, "rms": w[:, :k].pow(2).mean(-1).sqrt(), "w": w[:, :k], "b": w[:, k]}
+
+
+def best_cosine_per_target(W: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """max_i cos(w_i, c) for each target direction c: W (R, m, d), targets (R, K, d) -> (R, K) in float64. "Each
+    Gaussian centre is covered by some neuron" (Shi, Wei and Liang 2022, App. E.3.2) reads min_c of this is large."""
+    Wn = W.double() / W.double().norm(dim=-1, keepdim=True).clamp_min(1e-300)
+    Cn = targets.double() / targets.double().norm(dim=-1, keepdim=True).clamp_min(1e-300)
+    return torch.einsum("rid,rcd->ric", Wn, Cn).max(1).values

@@ -94,6 +94,15 @@ def second_step_cosine(k_sym=k, D_sym=D, p=p_o, n_sym=n):
     return 1 / sp.sqrt(1 + noise / signal)
 
 
+def weighted_second_moment(rho):
+    """E[alpha_y^2] for the class weights alpha_v = 1/(2 Pr[y = v]) of the general setting (eq. (A.293)) when a share
+    ``rho`` of the samples is negative: the factor by which class weighting inflates the variance of the background
+    coordinates of the empirical E[alpha_y y x] (derived). The weighted signal E[alpha_y y phi_j] = gamma/sigma~ is
+    unchanged by class-conditional resampling (Lemma A.33), so the cosine after two steps is
+    :func:`second_step_cosine` with n replaced by n / E[alpha_y^2] = 4 rho (1 - rho) n."""
+    return sp.simplify((1 - rho) * (1 / (2 * (1 - rho))) ** 2 + rho * (1 / (2 * rho)) ** 2)
+
+
 def random_init_cosine_scale(d_sym):
     """cos(w, v) for a Gaussian w and a fixed v in dimension d has standard deviation 1/sqrt(d)."""
     return 1 / sp.sqrt(d_sym)

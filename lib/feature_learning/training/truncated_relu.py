@@ -176,10 +176,14 @@ def linear_probe(f_train: torch.Tensor, y_train: torch.Tensor, f_test: torch.Ten
     return {"train_acc": acc(f_train, y_train), "test_acc": acc(f_test, y_test)}
 
 
-def cosine_to(W: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """cos(w_i, v) for every unit, shape (R, 2m) (signed; the source reports the max over i)."""
-    num = torch.einsum("rid,d->ri", W, v)
-    return num / (W.norm(dim=-1).clamp_min(1e-300) * v.norm())
+def cosine_to(W: torch.Tensor, v: torch.Tensor, perp_sq: torch.Tensor | None = None) -> torch.Tensor:
+    """cos(w_i, v) for every unit, shape (R, 2m) (signed; the source reports the max over i). ``v`` is (d,) or one
+    direction per replica (R, d). ``perp_sq`` (R, 2m), if given, is the squared norm of a part of each w_i
+    orthogonal to every coordinate of W and v (the weights' component outside span(M) when W is in pattern
+    coordinates, see :func:`feature_learning.data.sparse_coding.pattern_coordinates`); it enters the norm only."""
+    num = torch.einsum("rid,d->ri", W, v) if v.dim() == 1 else torch.einsum("rid,rd->ri", W, v)
+    norm_sq = W.pow(2).sum(-1) if perp_sq is None else W.pow(2).sum(-1) + perp_sq
+    return num / (norm_sq.sqrt().clamp_min(1e-300) * v.norm(dim=-1, keepdim=v.dim() == 2))
 
 
 def pairwise_cosines(W: torch.Tensor) -> torch.Tensor:
