@@ -152,3 +152,50 @@ def test_weighted_second_moment_matches_monte_carlo():
     pos = (y > 0).double()
     alpha = pos / (2 * pos.mean()) + (1 - pos) / (2 * (1 - pos.mean()))
     assert abs(alpha.pow(2).mean().item() - float(th.weighted_second_moment(rho))) < 0.01
+
+
+def test_hidden_representation_task_follows_e31():
+    from feature_learning.data.sparse_coding import HiddenRepresentationTask
+
+    task = HiddenRepresentationTask(d=40, D=20, k=8, per_label=10, p_o=0.5)
+    g = gen(5)
+    codes, labels = task.codes(g)
+    assert codes.shape == (20, 8) and len({tuple(c.tolist()) for c in codes}) == 20
+    assert labels.sum().item() == 0
+    M = orthonormal_dictionary(40, 20, g)
+    A = torch.randperm(20, generator=g)[:8].sort().values
+    x, y, phi = task.sample(200_000, M, A, codes, labels, g)
+    # every sample's relevant block is one of the codes, and its label is that code's label
+    match = (phi[:, A][:, None, :] == codes[None]).all(-1)
+    assert match.sum(1).eq(1).all()
+    assert torch.equal(y, labels[match.double().argmax(1)])
+    # background i.i.d. Bernoulli(p_o); inputs in span(M) and normalised: E x = 0, E||x||^2 = 1
+    off = torch.ones(20, dtype=torch.bool)
+    off[A] = False
+    assert abs(phi[:, off].mean().item() - 0.5) < 0.005
+    assert x.mean(0).norm().item() < 0.01 and abs(x.pow(2).sum(1).mean().item() - 1.0) < 0.01
+    z = pattern_coordinates(x, M)
+    assert torch.allclose(z @ M.T, x, atol=1e-10)
+    # the population moments against the sample
+    assert torch.allclose((y[:, None] * z).mean(0), task.label_correlation(A, codes, labels), atol=0.005)
+    emp_cov = torch.cov(phi.T)
+    assert torch.allclose(emp_cov, task.pattern_covariance(A, codes), atol=0.01)
+    assert abs(task.sigma_tilde(codes) ** 2 - torch.trace(task.pattern_covariance(A, codes)).item()) < 1e-12
+
+
+def test_general_second_step_cosine_reduces_to_the_parity_formula():
+    import sympy as sp
+
+    from feature_learning.theory import feature_emergence as theory
+
+    sig2 = theory.k / 4 + (theory.D - theory.k) * theory.p_o * (1 - theory.p_o)  # any sigma~^2 cancels
+    gamma = (1 - theory.p_o) / 2
+    general = theory.second_step_cosine_general(theory.k * gamma**2 / sig2,
+                                                (theory.D - theory.k) * theory.p_o * (1 - theory.p_o) / sig2)
+    assert sp.simplify(general - theory.second_step_cosine()) == 0
+    # the sd formula against Monte Carlo of a chi-square background: cos = (1 + |eps|^2/|g|^2)^(-1/2)
+    n_val, dof, v, g_sq = 400, 40, 0.5, 0.2
+    sd = float(theory.second_step_cosine_sd(g_sq, dof * v, dof * v**2, n_val))
+    eps = torch.randn(20000, dof, generator=gen(3), dtype=torch.float64) * math.sqrt(v / n_val)
+    cos = (1 + eps.pow(2).sum(1) / g_sq) ** -0.5
+    assert abs(cos.std().item() / sd - 1) < 0.1

@@ -17,6 +17,7 @@ import torch
 from feature_learning.book.profiles import by_profile
 from feature_learning.data.gaussian_mixture import hypercube_centres, hypercube_mixture
 from feature_learning.data.sparse_coding import (
+    HiddenRepresentationTask,
     SparseCodingTask,
     interval_set,
     orthogonal_norm_sq,
@@ -93,6 +94,16 @@ class FeatureEmergenceSizes:
     mix_n_test: int
     mix_batch: int
     mix_lr: float
+    # E.2.3: varying the sample size (Table 5): the source's n = 25,000 (m = 300) and 10,000 (m = 50), i.e. 1/2 and
+    # 1/5 of its 50,000; here the same fractions of ``variant_n``
+    sample_ns: tuple[int, int]
+    sample_small_m: int  # the source shrinks the network to m = 50 for its smaller sample
+    # E.3.1: labels from a hidden representation (Figure 15): the source's d = 500, D = 250, k = 50, 50 codes/label
+    hidden_d: int
+    hidden_D: int
+    hidden_k: int
+    hidden_per_label: int
+    hidden_n: int
 
 
 SIZES = {
@@ -104,6 +115,8 @@ SIZES = {
         variant_n_test=2000, variant_steps=300,
         mix_experiments=((100, 4, 1.0, 40), (25, 4, 0.7, 25), (100, 5, 1.0, 40)), mix_width=800, mix_seeds=2,
         mix_n=3000, mix_n_test=2000, mix_batch=100, mix_lr=1e-3,
+        sample_ns=(1500, 600), sample_small_m=50,
+        hidden_d=500, hidden_D=250, hidden_k=50, hidden_per_label=50, hidden_n=3000,
     ),
     "book": FeatureEmergenceSizes(
         d=500, D=100, k=5, p_o=0.5, m=300, n=5000, n_test=4000, steps=300, batch=500, probe_steps=300,
@@ -114,6 +127,8 @@ SIZES = {
         variant_n_test=4000, variant_steps=300,
         mix_experiments=((100, 4, 1.0, 80), (25, 4, 0.7, 50), (100, 5, 1.0, 80)), mix_width=800, mix_seeds=2,
         mix_n=4000, mix_n_test=4000, mix_batch=100, mix_lr=1e-3,
+        sample_ns=(2500, 1000), sample_small_m=50,
+        hidden_d=500, hidden_D=250, hidden_k=50, hidden_per_label=50, hidden_n=5000,
     ),
     "full": FeatureEmergenceSizes(
         d=500, D=100, k=5, p_o=0.5, m=300, n=50_000, n_test=10_000, steps=600, batch=1000, probe_steps=1000,
@@ -124,6 +139,8 @@ SIZES = {
         variant_n=50_000, variant_n_test=10_000, variant_steps=600,
         mix_experiments=((100, 4, 1.0, 80), (25, 4, 0.7, 50), (100, 5, 1.0, 80)), mix_width=800, mix_seeds=5,
         mix_n=20_000, mix_n_test=10_000, mix_batch=100, mix_lr=1e-3,
+        sample_ns=(25_000, 10_000), sample_small_m=50,
+        hidden_d=500, hidden_D=250, hidden_k=50, hidden_per_label=50, hidden_n=50_000,
     ),
 }
 
@@ -366,3 +383,44 @@ def gaussian_mixture_features(d: int, k: int, sigma_r: float, size: FeatureEmerg
     return {"acc": acc, "epochs": epochs, "steps": steps, "centres": centres, "centre_labels": centre_labels,
             "W_init": W0.cpu(), "W": W.cpu(),
             "best_init": best_cosine_per_target(W0.cpu(), centres), "best": best_cosine_per_target(W.cpu(), centres)}
+
+
+def hidden_representation_features(size: FeatureEmergenceSizes, generator: torch.Generator, device="cpu") -> dict:
+    """E.3.1: labels from a hidden representation (:class:`HiddenRepresentationTask` of ``data.sparse_coding``)
+    with the source's d, D, k and codes per label, ``size.hidden_n`` training and as many test samples, 2m units.
+    The two full-batch steps use the theorem's schedule with gamma = ||E[y phi~_A]|| / sqrt(k) (our choice: the
+    source's gamma is one number because every relevant pattern correlates equally with the label in D_A^mix; here
+    the correlations differ per pattern, and this is their root mean square). Returns the cosines of every unit with
+    the label-correlation direction M E[y z] after 0, 1, 2 steps, the finite-sample ingredients of its prediction
+    (||g||^2 and the trace of Cov(y z) orthogonal to g), probes on the initial (random) and two-step features, and
+    the weights for the figure (pairwise cosines among the units measure the clusters of Figure 15)."""
+    task = HiddenRepresentationTask(size.hidden_d, size.hidden_D, size.hidden_k, size.hidden_per_label, p_o=0.5)
+    codes, labels = task.codes(generator)
+    M = orthonormal_dictionary(task.d, task.D, generator)
+    A = torch.randperm(task.D, generator=generator)[: task.k].sort().values
+    x, y, _ = task.sample(size.hidden_n, M, A, codes, labels, generator)
+    xt, yt, _ = task.sample(size.hidden_n, M, A, codes, labels, generator)
+    x, y, xt, yt = (t[None].to(device) for t in (x, y, xt, yt))
+    sigma_tilde = task.sigma_tilde(codes)
+    g = task.label_correlation(A, codes, labels)
+    gamma = float(g.norm()) * sigma_tilde / task.k**0.5
+    init = symmetric_init(1, size.m, task.d, generator=generator, device=device,
+                          **paper_init_scales(task.k, sigma_tilde, gamma))
+    step1, step2 = paper_first_steps(task.k, size.m, sigma_tilde, gamma)
+    p1 = full_batch_step(init, x, y, step1)
+    p2 = full_batch_step(p1, x, y, step2)
+    u = (M @ g).to(device)
+    sigma_z = task.pattern_covariance(A, codes) / sigma_tilde**2
+    g_sq = float(g @ g)
+    proj = torch.eye(task.D, dtype=torch.float64) - torch.outer(g, g) / g_sq
+    c_perp = proj @ sigma_z @ proj  # Cov(yz) = Sigma_z - g g^T, restricted to the complement of g
+    # the two-step units are nearly collinear (one direction): the step is scaled by the features' curvature
+    probes = {name: linear_probe(hidden(p, x), y, hidden(p, xt), yt, standardize=True, steps=size.probe_steps,
+                                 curvature_step=True)["test_acc"][0].item()
+              for name, p in (("init", init), ("two", p2))}
+    return {"task": task, "gamma": gamma, "g_sq": g_sq, "trace_perp": float(torch.trace(c_perp)),
+            "trace_perp_sq": float(torch.trace(c_perp @ c_perp)), "n": size.hidden_n,
+            "pos_rate": (yt > 0).double().mean().item(),
+            "cos": {name: cosine_to(p.W, u)[0].cpu() for name, p in (("init", init), ("one", p1), ("two", p2))},
+            "W": {name: p.W[0].cpu() for name, p in (("init", init), ("one", p1), ("two", p2))}, "u": u.cpu(),
+            "probes": probes}

@@ -190,3 +190,73 @@ def pattern_coordinates(x: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
 def orthogonal_norm_sq(W: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
     """||w - M M^T w||^2 per row of W (..., 2m, d): the part of each weight that no input sees (orthonormal M)."""
     return (W.pow(2).sum(-1) - pattern_coordinates(W, M).pow(2).sum(-1)).clamp_min(0.0)
+
+
+# -- Appendix E.3.1 (= A.7): labels from a hidden representation ----------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class HiddenRepresentationTask:
+    """The data model of Appendix E.3.1 ("hidden representation labeling"): draw ``per_label`` distinct binary codes
+    in {0,1}^k for each label; a sample picks phi~_A uniformly among the 2 * per_label codes and takes its label,
+    the background patterns phi~_{-A} are i.i.d. Bernoulli(p_o), and ``x~ = M phi~``, normalised as in Section 3,
+    ``x = (x~ - E x~) / sigma~`` with the population mean and sigma~. The source: d = 500, D = 250, k = 50,
+    50 codes per label, p_o = 1/2 (we read p_o as the background patterns' probability; the source does not say).
+    It generalises D^(1) of the proof of Theorem 2, whose relevant block takes only the codes 0...0 and 1...1."""
+
+    d: int
+    D: int
+    k: int
+    per_label: int = 50
+    p_o: float = 0.5
+
+    def __post_init__(self):
+        if not 1 <= self.k <= self.D <= self.d:
+            raise ValueError(f"need 1 <= k <= D <= d, got k={self.k}, D={self.D}, d={self.d}")
+        if 2 * self.per_label > 2**self.k:
+            raise ValueError(f"{2 * self.per_label} distinct codes do not exist in {{0,1}}^{self.k}")
+
+    def codes(self, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """(codes (2 per_label, k) in {0,1}, distinct; labels (2 per_label,): +1 for the first half, -1 after)."""
+        found: list[tuple[int, ...]] = []
+        seen: set[tuple[int, ...]] = set()
+        while len(found) < 2 * self.per_label:
+            c = tuple((torch.rand(self.k, generator=generator) < 0.5).long().tolist())
+            if c not in seen:
+                seen.add(c), found.append(c)
+        codes = torch.tensor(found, dtype=torch.float64)
+        labels = torch.cat([torch.ones(self.per_label), -torch.ones(self.per_label)]).double()
+        return codes, labels
+
+    def pattern_mean(self, A: torch.Tensor, codes: torch.Tensor) -> torch.Tensor:
+        """E phi~ (D,): the codes' mean on A, p_o elsewhere."""
+        mean = torch.full((self.D,), self.p_o, dtype=torch.float64)
+        mean[A] = codes.double().mean(0)
+        return mean
+
+    def pattern_covariance(self, A: torch.Tensor, codes: torch.Tensor) -> torch.Tensor:
+        """Cov(phi~) (D, D): the codes' (population) covariance on A x A, p_o (1 - p_o) I off A, zero across."""
+        cov = torch.eye(self.D, dtype=torch.float64) * self.p_o * (1 - self.p_o)
+        c = codes.double() - codes.double().mean(0)
+        cov[A[:, None], A[None, :]] = c.T @ c / c.shape[0]
+        return cov
+
+    def sigma_tilde(self, codes: torch.Tensor) -> float:
+        """sigma~ = sqrt(E||x~ - E x~||^2) = sqrt(tr Cov(phi~)) (orthonormal M)."""
+        c = codes.double() - codes.double().mean(0)
+        return math.sqrt(float(c.pow(2).sum(1).mean()) + (self.D - self.k) * self.p_o * (1 - self.p_o))
+
+    def label_correlation(self, A: torch.Tensor, codes: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """E[y z] (D,) for the pattern coordinates z = M^T x: (mean over codes of y (c - E c)) / sigma~ on A, zero
+        elsewhere. The first gradient step points along M E[y z] (Lemma 6's E[y x])."""
+        g = torch.zeros(self.D, dtype=torch.float64)
+        c = codes.double() - codes.double().mean(0)
+        g[A] = (labels.double()[:, None] * c).mean(0) / self.sigma_tilde(codes)
+        return g
+
+    def sample(self, n: int, M: torch.Tensor, A: torch.Tensor, codes: torch.Tensor, labels: torch.Tensor,
+               generator: torch.Generator):
+        """(x, y, phi~): normalised inputs (n, d), labels (n,) and patterns (n, D), dtype of M."""
+        pick = torch.randint(codes.shape[0], (n,), generator=generator)
+        phi = (torch.rand(n, self.D, generator=generator, dtype=torch.float64) < self.p_o).double()
+        phi[:, A] = codes.double()[pick]
+        x = (phi - self.pattern_mean(A, codes)) @ M.double().T / self.sigma_tilde(codes)
+        return x.to(M.dtype), labels.double()[pick].to(M.dtype), phi.to(M.dtype)

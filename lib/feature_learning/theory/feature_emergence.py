@@ -94,6 +94,27 @@ def second_step_cosine(k_sym=k, D_sym=D, p=p_o, n_sym=n):
     return 1 / sp.sqrt(1 + noise / signal)
 
 
+G_sq, t_perp = sp.symbols(r"\|g\|^2 t_\perp", positive=True)
+
+
+def second_step_cosine_general(g_sq=G_sq, trace_perp=t_perp, n_sym=n):
+    """|cos(w_i^(2), M g)| for any law, g = E[y z] in pattern coordinates (derived from Lemma 20 as
+    :func:`second_step_cosine`): the step-2 gradient is beta * (empirical E[y z]) = beta (g + eps) with
+    E||eps_perp||^2 = t_perp / n, t_perp the trace of Cov(y z) orthogonal to g. With the parity mixture's
+    ||g||^2 = k gamma^2/sigma~^2 and t_perp = (D - k) p_o (1 - p_o)/sigma~^2 it is :func:`second_step_cosine`."""
+    return 1 / sp.sqrt(1 + trace_perp / (n_sym * g_sq))
+
+
+def second_step_cosine_sd(g_sq=G_sq, trace_perp=t_perp, trace_perp_sq=None, n_sym=n):
+    """Standard deviation of that cosine over samples (derived, Gaussian approximation): with
+    x = ||eps_perp||^2/||g||^2, Var x = 2 tr(C_perp^2)/(n ||g||^2)^2, and sd(cos) = |d cos/dx| sd(x)."""
+    x = sp.Symbol("x", positive=True)
+    trace_perp_sq = sp.Symbol(r"\operatorname{tr}C_\perp^2", positive=True) if trace_perp_sq is None else trace_perp_sq
+    sd_x = sp.sqrt(2 * trace_perp_sq) / (n_sym * g_sq)
+    slope = sp.diff(1 / sp.sqrt(1 + x), x)
+    return sp.simplify(-slope.subs(x, trace_perp / (n_sym * g_sq)) * sd_x)
+
+
 def weighted_second_moment(rho):
     """E[alpha_y^2] for the class weights alpha_v = 1/(2 Pr[y = v]) of the general setting (eq. (A.293)) when a share
     ``rho`` of the samples is negative: the factor by which class weighting inflates the variance of the background
