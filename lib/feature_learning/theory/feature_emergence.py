@@ -94,7 +94,8 @@ def second_step_cosine(k_sym=k, D_sym=D, p=p_o, n_sym=n):
     return 1 / sp.sqrt(1 + noise / signal)
 
 
-G_sq, t_perp = sp.symbols(r"\|g\|^2 t_\perp", positive=True)
+g_norm, t_perp = sp.symbols(r"\|g\| t_\perp", positive=True)
+G_sq = g_norm**2
 
 
 def second_step_cosine_general(g_sq=G_sq, trace_perp=t_perp, n_sym=n):
