@@ -12,13 +12,14 @@ from feature_learning.inference.token_selection import (
     _evict_then_answer,
     gemfilter_generate,
     gemfilter_select,
+    head_row_logits,
     selection_scores,
     smooth,
     snapkv_indices,
     top_k_sorted,
 )
 from feature_learning.measure.needle import exact_match, localise_by_layer, min_distance
-from feature_learning.models.rope_decoder import DecoderConfig, RopeDecoder, last_row_scores, rotate
+from feature_learning.models.rope_decoder import DecoderConfig, RopeDecoder, rotate
 from feature_learning.theory import gemfilter as th
 from feature_learning.training.needle import NeedleTraining, train_needle_decoder
 
@@ -209,8 +210,9 @@ def test_measurements():
     assert loc.head_argmax_at_needle.shape == (3, 4) and loc.distance.shape == (3, 4)
     assert loc.argmax_at_needle.shape == (3,)
     assert torch.equal(loc.needle_kept, (loc.distance == 0).float().mean(1))
-    scores = last_row_scores(model, p.tokens, 1, row=5)
-    assert torch.isinf(scores[..., 6:]).all()
+    q, k = model.queries_keys(p.tokens, 1)
+    scores = head_row_logits(q, k, torch.full((4,), 5))
+    assert torch.isneginf(scores[..., 6:]).all() and torch.isfinite(scores[..., :6]).all()
 
 
 def test_theorem_9_3_table():

@@ -55,12 +55,20 @@ def selection_scores(q: torch.Tensor, k: torch.Tensor, *, row: str = "last", sco
         index = logits[:, :-1].norm(dim=-1).argmax(dim=1)  # (B,) among the rows other than the last
     else:
         index = torch.full((B,), T - 1 if row == "last" else (T - 1) // 2, device=q.device)
+    logits = head_row_logits(q, k, index)
+    if score == "prob":  # positions after the row get probability 0, then rank last again
+        causal = torch.isfinite(logits[:, 0])
+        return (logits / math.sqrt(e)).softmax(dim=-1).sum(dim=1).masked_fill(~causal, float("-inf"))
+    return logits.sum(dim=1)  # positions after the row stay -inf: they rank last
+
+
+def head_row_logits(q: torch.Tensor, k: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """Raw attention logits q_i . k_j (B, H, T) of query row i = ``index[b]`` in every head, before scaling and
+    softmax; positions after the row are -inf (causal)."""
+    B, _, T, _ = q.shape
     q_row = q[torch.arange(B, device=q.device), :, index]  # (B, H, e)
-    logits = torch.einsum("bhe,bhte->bht", q_row, k)
     causal = torch.arange(T, device=q.device)[None, None, :] <= index[:, None, None]
-    if score == "prob":
-        logits = (logits / math.sqrt(e)).masked_fill(~causal, float("-inf")).softmax(dim=-1)
-    return logits.sum(dim=1).masked_fill(~causal[:, 0], float("-inf"))  # positions after the row rank last
+    return torch.einsum("bhe,bhte->bht", q_row, k).masked_fill(~causal, float("-inf"))
 
 
 def top_k_sorted(scores: torch.Tensor, k: int) -> torch.Tensor:
@@ -78,14 +86,20 @@ class Selection:
     scores: torch.Tensor  # (B, T) the smoothed scores they were chosen by
 
 
+def select_tokens(q: torch.Tensor, k: torch.Tensor, keep: int, *, pool: int = 5, row: str = "last",
+                  score: str = "raw") -> Selection:
+    """Algorithm 2, lines 6-7, from the filter layer's queries and keys: score, smooth, keep the top ``keep``."""
+    scores = smooth(selection_scores(q, k, row=row, score=score), pool)
+    return Selection(top_k_sorted(scores, keep), scores)
+
+
 @torch.no_grad()
 def gemfilter_select(model: CausalLM, tokens: torch.Tensor, layer: int, k: int, *, pool: int = 5,
                      row: str = "last", score: str = "raw") -> Selection:
     """Algorithm 2, lines 4-7: run layers 1..``layer`` (the last one only up to Q, K), score positions by the
     head-summed last-row logits, smooth, keep the top ``k`` in prompt order."""
     q, key = model.queries_keys(tokens, layer)
-    scores = smooth(selection_scores(q, key, row=row, score=score), pool)
-    return Selection(top_k_sorted(scores, k), scores)
+    return select_tokens(q, key, k, pool=pool, row=row, score=score)
 
 
 @torch.no_grad()

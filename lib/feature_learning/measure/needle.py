@@ -6,8 +6,8 @@ import dataclasses
 
 import torch
 
-from feature_learning.inference.token_selection import gemfilter_select
-from feature_learning.models.rope_decoder import CausalLM, last_row_scores
+from feature_learning.inference.token_selection import head_row_logits, select_tokens
+from feature_learning.models.rope_decoder import CausalLM
 
 
 def exact_match(generated: torch.Tensor, answer: torch.Tensor) -> torch.Tensor:
@@ -37,10 +37,11 @@ def localise_by_layer(model: CausalLM, tokens: torch.Tensor, needle_pos: torch.T
     B, T = tokens.shape
     heads, summed, kept, dist, last = [], [], [], [], []
     for layer in range(1, model.n_layers + 1):
-        scores = last_row_scores(model, tokens, layer)  # (B, H, T)
+        q, key = model.queries_keys(tokens, layer)  # one pass of the layers below serves every measurement
+        scores = head_row_logits(q, key, torch.full((B,), T - 1, device=q.device))  # (B, H, T)
         heads.append((scores.argmax(dim=-1) == needle_pos[:, None]).float().mean(0))
         summed.append((scores.sum(dim=1).argmax(dim=-1) == needle_pos).float().mean())
-        index = gemfilter_select(model, tokens, layer, k, pool=pool, score=score).index
+        index = select_tokens(q, key, k, pool=pool, score=score).index
         d = min_distance(index, needle_pos)
         dist.append(d)
         kept.append((d == 0).float().mean())

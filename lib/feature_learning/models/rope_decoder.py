@@ -55,10 +55,6 @@ class KVCache:
         """Number of cached floats over the whole batch: B times the KV memory of Theorem 9.3, in numbers."""
         return sum(k.numel() + v.numel() for k, v in zip(self.keys, self.values, strict=True))
 
-    def nbytes(self) -> int:
-        pairs = zip(self.keys, self.values, strict=True)
-        return sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in pairs)
-
     def gather(self, index: torch.Tensor) -> KVCache:
         """Keep the cached positions ``index``: (B, k) shared by all layers and heads (GemFilter-One-Run), or
         (L, B, H, k) per layer and head (SnapKV, H2O)."""
@@ -207,18 +203,6 @@ class RopeDecoder(nn.Module):
         return q, k
 
 
-def last_row_scores(model: CausalLM, tokens: torch.Tensor, layer: int, *, row: int = -1) -> torch.Tensor:
-    """The raw attention logits q_row . k_j (B, H, T) of one query row at one layer, before scaling and softmax
-    (Algorithm 2, line 6 uses the last row). Positions after ``row`` are -inf (causal)."""
-    q, k = model.queries_keys(tokens, layer)
-    T = tokens.shape[1]
-    row = row % T
-    scores = torch.einsum("bhe,bhte->bht", q[:, :, row], k)
-    if row < T - 1:
-        scores[..., row + 1 :] = float("-inf")
-    return scores
-
-
 def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
 
@@ -228,20 +212,12 @@ def layer_parameters(model: RopeDecoder) -> int:
     return count_parameters(model.blocks[0])
 
 
-def head_width(config: DecoderConfig) -> int:
-    if config.d_model % config.n_heads:
-        raise ValueError(f"d_model={config.d_model} is not divisible by n_heads={config.n_heads}")
-    return config.d_model // config.n_heads
-
-
 __all__ = [
     "CausalLM",
     "DecoderConfig",
     "KVCache",
     "RopeDecoder",
     "count_parameters",
-    "head_width",
-    "last_row_scores",
     "layer_parameters",
     "rotate",
 ]
