@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 CI_NOTEBOOKS := _build/ci-notebooks
 
-.PHONY: install book test lint benchmark clean
+.PHONY: install book test seeds lint benchmark clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,8 +29,19 @@ test: $(STAMP)
 		--nbval-lax --nbval-current-env --nbval-cell-timeout=1800 -p no:cacheprovider \
 		tests $(CI_NOTEBOOKS)
 
+# Seed sweep: every chosen chapter at the `ci` profile for each seed, one notebook per core (Snakemake), then
+# _build/seeds/summary.json with each claim's status and value per seed. Fails unless every claim holds at every seed.
+#   make seeds SEEDS="0 1 2" CHAPTERS="fourier_circuits icl_model_scale"
+SEEDS ?= 0 1 2 3 4 5
+CHAPTERS ?=
+CORES ?= $(shell nproc 2>/dev/null || echo 2)
+seeds: $(STAMP)
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/snakemake -s workflow/Snakefile -d $(CURDIR) --cores $(CORES) --forceall \
+		--quiet rules --config profile=ci seeds="$(SEEDS)" chapters="$(CHAPTERS)"
+	$(BIN)/python -m feature_learning.book.seeds check _build/seeds/summary.json
+
 lint: $(STAMP)
-	$(BIN)/ruff check lib tests book benchmarks
+	$(BIN)/ruff check lib tests book benchmarks workflow
 
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/run_chapters.py --profile $(or $(PROFILE),ci)

@@ -6,8 +6,20 @@ A chapter records every claim through one :class:`ClaimLedger`, then calls :meth
 * writes it as JSON to ``$BOOK_CLAIMS_DIR/<chapter>.json`` (default ``<project root>/_build/claims``),
 * raises :class:`ClaimFailed` if any claim failed, so the notebook (and CI, and the book build) fails.
 
+Every claim has a ``kind`` saying what kind of evidence it is (:data:`KINDS`):
+
+* ``reproduction``: a number measured by this chapter's simulation or training, against the source's claim;
+* ``derivation``: an exact or symbolic check (a SymPy identity, a closed form against brute force, float64 rounding);
+* ``consistency``: arithmetic on the source's own printed numbers or on the library's own definitions. Shown, never
+  counted as a reproduction.
+
+Bounds are fixed in advance: the source's number with a stated margin. A stochastic measurement passes ``se=`` (its
+standard error over seeds or samples); a claim whose measured value lies within :data:`NOISE_SES` standard errors of
+its bound is not yet a claim, and fails as *within noise of its bound*, whichever side it is on.
+
 A claim that is known not to reproduce is recorded with ``known_failure="why"``: it is shown and reported as
 *not reproduced* and does not raise; if it starts to pass, :meth:`finish` raises so the chapter's text is updated.
+A documented failure is a property of the claim: it must hold at every seed, profile and device.
 """
 
 from __future__ import annotations
@@ -25,6 +37,10 @@ STATUS_PASS = "pass"
 STATUS_FAIL = "FAIL"
 STATUS_NOT_REPRODUCED = "not reproduced (documented)"
 STATUS_UNEXPECTED_PASS = "FAIL: documented failure now passes"
+STATUS_NOISE = "FAIL: within noise of its bound"
+
+KINDS = ("reproduction", "derivation", "consistency")
+NOISE_SES = 2.0  # a verdict must not sit within this many standard errors of its bound
 
 
 class ClaimFailed(AssertionError):
@@ -40,10 +56,19 @@ class Claim:
     measured: Any  # our number
     relation: str  # the test, readable: "|ours - source| <= 1e-12", "ours >= 0.9", ...
     passed: bool
+    kind: str = "reproduction"
     known_failure: str | None = None
+    se: float | None = None  # standard error of ``measured`` (over seeds or samples), when it is stochastic
+    margin: float | None = None  # signed distance from ``measured`` to the nearest edge of the bound
+
+    @property
+    def within_noise(self) -> bool:
+        return self.se is not None and self.margin is not None and abs(self.margin) < NOISE_SES * self.se
 
     @property
     def status(self) -> str:
+        if self.within_noise:
+            return STATUS_NOISE
         if self.known_failure is None:
             return STATUS_PASS if self.passed else STATUS_FAIL
         return STATUS_UNEXPECTED_PASS if self.passed else STATUS_NOT_REPRODUCED
@@ -100,41 +125,56 @@ class ClaimLedger:
     def _add(self, claim: Claim) -> Claim:
         if any(c.id == claim.id for c in self.claims):
             raise ValueError(f"claim id {claim.id!r} recorded twice in chapter {self.chapter!r}")
+        if claim.kind not in KINDS:
+            raise ValueError(f"claim {claim.id!r}: kind must be one of {', '.join(KINDS)}, not {claim.kind!r}")
+        if claim.se is not None:
+            claim.se = float(_plain(claim.se))
+            if not (math.isfinite(claim.se) and claim.se >= 0):
+                raise ValueError(f"claim {claim.id!r}: se must be a finite number >= 0, not {claim.se!r}")
         claim.measured = _plain(claim.measured)
         claim.source_value = _plain(claim.source_value)
         claim.passed = bool(claim.passed)  # a numpy bound makes the comparison a numpy bool
         self.claims.append(claim)
         return claim
 
-    def close_to(self, id, statement, where, *, source_value, measured, rtol=0.0, atol=0.0, known_failure=None):
+    @staticmethod
+    def _noise(se) -> str:
+        return f" (se {format_value(float(_plain(se)))}; fails within {NOISE_SES:g} se of the bound)" if se else ""
+
+    def close_to(self, id, statement, where, *, kind, source_value, measured, rtol=0.0, atol=0.0, se=None,
+                 known_failure=None):
         """|measured - source_value| <= atol + rtol * |source_value|."""
         measured, source_value = float(_plain(measured)), float(_plain(source_value))
         bound = atol + rtol * abs(source_value)
-        passed = math.isfinite(measured) and abs(measured - source_value) <= bound
+        margin = bound - abs(measured - source_value)
+        passed = math.isfinite(measured) and margin >= 0
         parts = [f"{atol:g}"] if atol else []
         parts += [f"{rtol:g}·|source|"] if rtol else []
-        relation = f"|ours − source| ≤ {' + '.join(parts) or '0'}"
-        return self._add(Claim(id, statement, where, source_value, measured, relation, passed, known_failure))
+        relation = f"|ours − source| ≤ {' + '.join(parts) or '0'}" + self._noise(se)
+        return self._add(Claim(id, statement, where, source_value, measured, relation, passed, kind, known_failure,
+                               se, margin))
 
-    def at_least(self, id, statement, where, *, measured, bound, source_value=None, known_failure=None):
+    def at_least(self, id, statement, where, *, kind, measured, bound, source_value=None, se=None,
+                 known_failure=None):
         measured = float(_plain(measured))
         passed = math.isfinite(measured) and measured >= bound
-        return self._add(
-            Claim(id, statement, where, source_value, measured, f"ours ≥ {format_value(bound)}", passed, known_failure)
-        )
+        relation = f"ours ≥ {format_value(bound)}" + self._noise(se)
+        return self._add(Claim(id, statement, where, source_value, measured, relation, passed, kind, known_failure,
+                               se, measured - float(_plain(bound))))
 
-    def at_most(self, id, statement, where, *, measured, bound, source_value=None, known_failure=None):
+    def at_most(self, id, statement, where, *, kind, measured, bound, source_value=None, se=None,
+                known_failure=None):
         measured = float(_plain(measured))
         passed = math.isfinite(measured) and measured <= bound
-        return self._add(
-            Claim(id, statement, where, source_value, measured, f"ours ≤ {format_value(bound)}", passed, known_failure)
-        )
+        relation = f"ours ≤ {format_value(bound)}" + self._noise(se)
+        return self._add(Claim(id, statement, where, source_value, measured, relation, passed, kind, known_failure,
+                               se, float(_plain(bound)) - measured))
 
-    def holds(self, id, statement, where, *, measured, condition: bool, relation: str, source_value=None,
+    def holds(self, id, statement, where, *, kind, measured, condition: bool, relation: str, source_value=None,
               known_failure=None):
         """A claim whose test is a condition computed by the chapter (e.g. monotone in k); ``relation`` says which."""
         return self._add(
-            Claim(id, statement, where, source_value, measured, relation, bool(condition), known_failure)
+            Claim(id, statement, where, source_value, measured, relation, bool(condition), kind, known_failure)
         )
 
     # -- reporting ---------------------------------------------------------------------------------------
@@ -173,12 +213,13 @@ class ClaimLedger:
         return self
 
 
-COLUMNS = ("id", "statement", "where", "source", "ours", "test", "status")
+COLUMNS = ("id", "kind", "statement", "where", "source", "ours", "test", "status")
 
 
 def claim_row(claim: dict) -> list[str]:
     return [
         claim["id"],
+        claim.get("kind", "?"),
         claim["statement"],
         claim["where"],
         format_value(claim["source_value"]) if claim["source_value"] is not None else "—",
@@ -203,3 +244,31 @@ def load_ledgers(folder: Path | None = None) -> list[dict]:
     if not folder.exists():
         return []
     return sorted((json.loads(p.read_text()) for p in folder.glob("*.json")), key=lambda d: d["chapter"])
+
+
+def tally(claims: list[dict]) -> dict[str, dict[str, int]]:
+    """Counts of claims by kind, then by status: ``{"reproduction": {"pass": 12, ...}, ...}``."""
+    counts: dict[str, dict[str, int]] = {}
+    for c in claims:
+        by_status = counts.setdefault(c.get("kind", "?"), {})
+        by_status[c["status"]] = by_status.get(c["status"], 0) + 1
+    return counts
+
+
+def headline(claims: list[dict]) -> str:
+    """"N of M source claims reproduced, K documented as not reproducing", then the other kinds."""
+    counts = tally(claims)
+    rep = counts.get("reproduction", {})
+    total = sum(rep.values())
+    text = (
+        f"{rep.get(STATUS_PASS, 0)} of {total} source claims reproduced, "
+        f"{rep.get(STATUS_NOT_REPRODUCED, 0)} documented as not reproducing"
+    )
+    failing = total - rep.get(STATUS_PASS, 0) - rep.get(STATUS_NOT_REPRODUCED, 0)
+    if failing:
+        text += f", {failing} failing"
+    for kind in KINDS[1:]:
+        n = sum(counts.get(kind, {}).values())
+        ok = counts.get(kind, {}).get(STATUS_PASS, 0)
+        text += f"; {ok} of {n} {kind} checks pass"
+    return text + "."

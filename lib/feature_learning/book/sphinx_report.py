@@ -13,8 +13,18 @@ from docutils import nodes
 from docutils.parsers.rst import Directive
 from sphinx.util import logging
 
-from feature_learning.book.claims import COLUMNS, claim_row, load_ledgers
+from feature_learning.book.claims import (
+    COLUMNS,
+    KINDS,
+    STATUS_NOT_REPRODUCED,
+    STATUS_PASS,
+    claim_row,
+    headline,
+    load_ledgers,
+    tally,
+)
 from feature_learning.book.notebooks import toc_notebooks
+from feature_learning.book.seeds import load_summary
 
 logger = logging.getLogger(__name__)
 
@@ -48,27 +58,71 @@ def _table(rows: list[list[str]], columns: tuple[str, ...]) -> nodes.table:
     return table
 
 
-def report_nodes(ledgers: list[dict]) -> list[nodes.Node]:
-    """The summary paragraph and one table over all chapters' claims."""
+def _summary_rows(ledgers: list[dict], sweep: dict | None) -> list[list[str]]:
+    """One row per chapter: its run, its claims by kind and status, and its seed-sweep pass rate."""
+    rows = []
+    for ledger in ledgers:
+        counts = tally(ledger["claims"])
+        cells = [ledger["title"], f"{ledger['profile']}, seed {ledger['seed']}, {ledger['device']}"]
+        for kind in KINDS:
+            by_status = counts.get(kind, {})
+            n = sum(by_status.values())
+            ok = by_status.get(STATUS_PASS, 0)
+            documented = by_status.get(STATUS_NOT_REPRODUCED, 0)
+            failing = n - ok - documented
+            text = f"{ok}/{n}" + (f", {documented} documented" if documented else "")
+            cells.append(text + (f", {failing} FAILING" if failing else ""))
+        chapter = (sweep or {}).get("chapters", {}).get(ledger["chapter"])
+        if chapter is None:
+            cells.append("not swept")
+        else:
+            held = sum(1 for e in chapter["claims"].values() if e["held"] == len(chapter["seeds"]))
+            cells.append(f"{held}/{len(chapter['claims'])} claims at all {len(chapter['seeds'])} seeds")
+        rows.append(cells)
+    return rows
+
+
+def _sweep_nodes(sweep: dict | None) -> list[nodes.Node]:
+    if sweep is None:
+        return [nodes.paragraph(text="No seed sweep has been run for this build (`make seeds` writes one).")]
+    out = [nodes.paragraph(text=(
+        f"Seed sweep of {sweep['written']}: each chapter executed at its sweep profile for every seed listed. "
+        "A claim holds at a seed when it passes there, or when its documented failure is confirmed there. "
+        + ("Every claim holds at every seed." if sweep["all_hold"] else "Some claims do not hold at every seed:")
+    ))]
+    rows = []
+    for name, chapter in sweep["chapters"].items():
+        for seed, error in chapter["runs_failed"].items():
+            rows.append([name, "(whole run)", "", f"run failed at seed {seed}: {error}"])
+        for cid, entry in chapter["claims"].items():
+            if entry["failing_seeds"]:
+                rows.append([name, cid, entry.get("kind") or "?",
+                             f"{entry['held']}/{len(chapter['seeds'])}; fails at seeds {entry['failing_seeds']}"])
+    if rows:
+        out.append(_table(rows, ("chapter", "claim", "kind", "held at")))
+    return out
+
+
+def report_nodes(ledgers: list[dict], sweep: dict | None = None) -> list[nodes.Node]:
+    """The headline, a per-chapter summary, the seed sweep, then one table of claims per chapter."""
     if not ledgers:
         return [nodes.paragraph(text="No chapter ledgers were found: no chapter has run in this build.")]
-    claims = [(ledger, c) for ledger in ledgers for c in ledger["claims"]]
-    counts = {}
-    for _, c in claims:
-        counts[c["status"]] = counts.get(c["status"], 0) + 1
-    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-    intro = nodes.paragraph(text=f"{len(claims)} claims from {len(ledgers)} chapter(s): {summary}.")
-    runs = nodes.bullet_list()
+    claims = [c for ledger in ledgers for c in ledger["claims"]]
+    out: list[nodes.Node] = [nodes.paragraph(text=f"{len(ledgers)} chapters, {len(claims)} claims: {headline(claims)}")]
+    summary_columns = ("chapter", "run", *(f"{k} (pass/all)" for k in KINDS), "seed sweep")
+    out.append(_table(_summary_rows(ledgers, sweep), summary_columns))
+    sweep_section = nodes.section(ids=["seed-sweep"])
+    sweep_section += nodes.title(text="Robustness over seeds")
+    sweep_section.extend(_sweep_nodes(sweep))
+    out.append(sweep_section)
     for ledger in ledgers:
-        runs += nodes.list_item(
-            "",
-            nodes.paragraph(
-                text=f"{ledger['title']} ({ledger['chapter']}): profile {ledger['profile']}, seed {ledger['seed']}, "
-                f"device {ledger['device']}, written {ledger['written']}"
-            ),
-        )
-    rows = [[ledger["chapter"], *claim_row(c)] for ledger, c in claims]
-    return [intro, runs, _table(rows, ("chapter", *COLUMNS))]
+        section = nodes.section(ids=[f"claims-{ledger['chapter'].replace('_', '-')}"])
+        section += nodes.title(text=ledger["title"])
+        section += nodes.paragraph(text=f"{headline(ledger['claims'])} Run: profile {ledger['profile']}, "
+                                   f"seed {ledger['seed']}, device {ledger['device']}, written {ledger['written']}.")
+        section += _table([claim_row(c) for c in ledger["claims"]], COLUMNS)
+        out.append(section)
+    return out
 
 
 def missing_ledgers(root: Path, ledgers: list[dict]) -> list[str]:
@@ -87,7 +141,7 @@ def _fill(app, doctree, docname):
                 f"reproduction report: no claims ledger for chapter {chapter!r}; rebuild with `make clean book`",
                 location=node,
             )
-        node.replace_self(report_nodes(ledgers))
+        node.replace_self(report_nodes(ledgers, load_summary()))
 
 
 def _always_outdated(app, env, added, changed, removed):

@@ -1,0 +1,142 @@
+"""Seed sweeps: run chapters at one profile for several seeds, then summarise each claim's verdict per seed.
+
+The Snakemake workflow ``workflow/Snakefile`` (``make seeds``) calls the two commands of this module:
+
+``python -m feature_learning.book.seeds run --notebook book/chapters/.../x.ipynb --profile ci --seed 3 --out DIR``
+    executes one chapter with papermill and writes ``DIR/x/seed3.json``: the chapter's claims ledger (if the
+    notebook got as far as writing it), the run's exit status and, if it failed, the error's last line.
+
+``python -m feature_learning.book.seeds summarize DIR/*/seed*.json --out DIR/summary.json``
+    gathers those records: for each chapter and claim id, each seed's status and measured value, and the share of
+    seeds at which the claim's verdict is acceptable (*pass*, or *not reproduced (documented)*).
+
+A claim "holds at every seed" when that share is 1 for every swept seed; a run that crashed before its ledger was
+written counts against every claim of its chapter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from feature_learning.book.claims import STATUS_NOT_REPRODUCED, STATUS_PASS, project_root
+
+ACCEPTED = (STATUS_PASS, STATUS_NOT_REPRODUCED)
+
+
+def run_one(notebook: Path, profile: str, seed: int, out: Path, root: Path | None = None) -> dict:
+    """Execute ``notebook`` at ``profile`` and ``seed``; write and return its record (ledger + exit status)."""
+    import papermill
+
+    root = root or project_root()
+    chapter = notebook.stem
+    record_path = out / chapter / f"seed{seed}.json"
+    record_path.parent.mkdir(parents=True, exist_ok=True)
+    executed = record_path.with_suffix(".ipynb")
+    with tempfile.TemporaryDirectory() as claims:
+        previous = os.environ.get("BOOK_CLAIMS_DIR")
+        os.environ["BOOK_CLAIMS_DIR"] = claims
+        error = None
+        try:
+            papermill.execute_notebook(
+                str(root / notebook), str(executed), parameters={"profile": profile, "seed": seed},
+                cwd=str((root / notebook).parent), progress_bar=False, log_output=False,
+            )
+        except Exception as exc:  # a failed claim raises ClaimFailed inside the notebook: recorded, not fatal
+            error = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:500]
+        finally:
+            if previous is None:
+                os.environ.pop("BOOK_CLAIMS_DIR", None)
+            else:
+                os.environ["BOOK_CLAIMS_DIR"] = previous
+        ledger_file = Path(claims) / f"{chapter}.json"
+        ledger = json.loads(ledger_file.read_text()) if ledger_file.exists() else None
+    record = {"chapter": chapter, "profile": profile, "seed": seed, "ok": error is None, "error": error,
+              "ledger": ledger}
+    record_path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    return record
+
+
+def summarize(records: list[dict]) -> dict:
+    """Per chapter and claim: each seed's status and measured value, and the share of seeds it holds at."""
+    chapters: dict[str, dict] = {}
+    for rec in sorted(records, key=lambda r: (r["chapter"], r["seed"])):
+        chapter = chapters.setdefault(rec["chapter"], {"profile": rec["profile"], "seeds": [], "runs_failed": {},
+                                                        "claims": {}})
+        chapter["seeds"].append(rec["seed"])
+        if not rec["ok"]:
+            chapter["runs_failed"][str(rec["seed"])] = rec["error"]
+        for claim in (rec["ledger"] or {}).get("claims", []):
+            entry = chapter["claims"].setdefault(
+                claim["id"], {"kind": claim.get("kind"), "statement": claim["statement"], "per_seed": {}}
+            )
+            entry["per_seed"][str(rec["seed"])] = {"status": claim["status"], "measured": claim["measured"]}
+    for chapter in chapters.values():
+        n = len(chapter["seeds"])
+        for entry in chapter["claims"].values():
+            held = [s for s, v in entry["per_seed"].items() if v["status"] in ACCEPTED]
+            entry["held"] = len(held)
+            entry["pass_rate"] = len(held) / n if n else 0.0
+            entry["failing_seeds"] = [s for s in chapter["seeds"] if str(s) not in held]
+        chapter["all_hold"] = not chapter["runs_failed"] and all(
+            e["held"] == n for e in chapter["claims"].values()
+        )
+    return {
+        "written": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "all_hold": all(c["all_hold"] for c in chapters.values()),
+        "chapters": chapters,
+    }
+
+
+def default_summary_path(root: Path | None = None) -> Path:
+    return (root or project_root()) / "_build" / "seeds" / "summary.json"
+
+
+def load_summary(path: Path | None = None) -> dict | None:
+    """The latest seed-sweep summary, if a sweep has been run."""
+    path = path or default_summary_path()
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="execute one chapter at one profile and seed")
+    run.add_argument("--notebook", type=Path, required=True)
+    run.add_argument("--profile", required=True)
+    run.add_argument("--seed", type=int, required=True)
+    run.add_argument("--out", type=Path, required=True)
+    summ = sub.add_parser("summarize", help="gather per-seed records into one summary")
+    summ.add_argument("records", type=Path, nargs="+")
+    summ.add_argument("--out", type=Path, required=True)
+    check = sub.add_parser("check", help="exit 1 unless every claim of the summary holds at every seed")
+    check.add_argument("summary", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "check":
+        summary = json.loads(args.summary.read_text())
+        print("every claim holds at every seed" if summary["all_hold"] else "some claims do NOT hold at every seed")
+        return 0 if summary["all_hold"] else 1
+    if args.command == "run":
+        rec = run_one(args.notebook, args.profile, args.seed, args.out)
+        print(f"{rec['chapter']} seed {rec['seed']}: {'ok' if rec['ok'] else 'FAILED: ' + str(rec['error'])}")
+        return 0
+    summary = summarize([json.loads(p.read_text()) for p in args.records])
+    args.out.write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
+    for name, chapter in summary["chapters"].items():
+        bad = {cid: e["failing_seeds"] for cid, e in chapter["claims"].items() if e["failing_seeds"]}
+        print(f"{name}: seeds {chapter['seeds']}, {len(chapter['claims'])} claims, "
+              f"{'every claim holds at every seed' if chapter['all_hold'] else 'NOT at every seed'}")
+        for seed, err in chapter["runs_failed"].items():
+            print(f"  seed {seed} failed: {err}")
+        for cid, seeds in bad.items():
+            print(f"  {cid}: fails at seeds {seeds}")
+    print(f"summary: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
