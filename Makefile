@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 CI_NOTEBOOKS := _build/ci-notebooks
 
-.PHONY: install book test seeds lint benchmark clean
+.PHONY: install book test site seeds lint benchmark clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,17 +17,46 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 book: $(STAMP)
+ifdef FROM
+	$(MAKE) --no-print-directory site FROM=$(FROM) SITE=_build/site
+else
 	$(BIN)/jupyter-book build . -W -n --keep-going
+endif
+
+# A browser for the HTML tests: Playwright's own Chromium if it is installed, else Debian's `chromium` (Playwright's
+# download needs a CDN that these machines cannot reach; the system package installs through apt, as root).
+BROWSER_STAMP := $(VENV)/.browser-stamp
+$(BROWSER_STAMP): $(STAMP)
+	@if [ -x "$$($(BIN)/python -c 'from playwright.sync_api import sync_playwright as s; p = s().start(); print(p.chromium.executable_path); p.stop()')" ] \
+		|| command -v chromium >/dev/null; then echo "browser: found"; \
+	elif command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+		(apt-get install -y -q chromium || (apt-get update -q && apt-get install -y -q chromium)) >/dev/null; \
+	else $(BIN)/python -m playwright install chromium; fi
+	touch $(BROWSER_STAMP)
 
 # Two pytest workers, each running one notebook kernel at a time with one thread: both cores busy, none
 # oversubscribed (the OpenMP threads of two kernels competing for two cores slow each other down badly).
-test: $(STAMP)
-	rm -rf $(CI_NOTEBOOKS) _build/claims-ci
+# nbval's executions are kept (tests/conftest.py), the HTML book is built from them with execution off, and the
+# browser tests open every page of that site in Chromium (screenshots in _build/screenshots).
+SITE_CI := _build/site-ci
+test: $(STAMP) $(BROWSER_STAMP)
+	rm -rf $(CI_NOTEBOOKS) _build/claims-ci $(SITE_CI)
 	$(BIN)/python -m feature_learning.book.notebooks prepare --profile ci --out $(CI_NOTEBOOKS)
-	BOOK_CLAIMS_DIR=$(CURDIR)/_build/claims-ci MPLBACKEND=Agg OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+	BOOK_CLAIMS_DIR=$(CURDIR)/_build/claims-ci OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
 		$(BIN)/python -m pytest -n 2 --dist loadfile \
-		--nbval-lax --nbval-current-env --nbval-cell-timeout=1800 -p no:cacheprovider \
-		tests $(CI_NOTEBOOKS)
+		--nbval-lax --nbval-current-env --nbval-cell-timeout=1800 -p no:cacheprovider -p feature_learning.book.nbval_capture \
+		--ignore=tests/site tests $(CI_NOTEBOOKS)
+	$(MAKE) --no-print-directory site FROM=$(CI_NOTEBOOKS) CLAIMS=_build/claims-ci SITE=$(SITE_CI)
+	BOOK_SITE=$(CURDIR)/$(SITE_CI)/_build/html BOOK_SITE_CLAIMS=$(CURDIR)/$(SITE_CI)/_claims \
+		$(BIN)/python -m pytest -p no:cacheprovider tests/site
+
+# The HTML book from notebooks executed elsewhere (the ci run above, a seed sweep, a `full` run on a GPU cluster):
+#   make site FROM=<folder of executed notebooks> [CLAIMS=<folder of ledgers>] [SEED=0] [SITE=_build/site]
+SITE ?= _build/site
+site: $(STAMP)
+	$(BIN)/python -m feature_learning.book.site stage --from $(FROM) --out $(SITE) --seed $(or $(SEED),0) \
+		$(if $(CLAIMS),--claims $(CLAIMS))
+	BOOK_CLAIMS_DIR=$(CURDIR)/$(SITE)/_claims $(BIN)/jupyter-book build $(SITE) -W -n --keep-going
 
 # Seed sweep: every chosen chapter at the `ci` profile for each seed, one notebook per core (Snakemake), then
 # _build/seeds/summary.json with each claim's status and value per seed. Fails unless every claim holds at every seed.

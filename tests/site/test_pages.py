@@ -1,0 +1,80 @@
+"""Every chapter page of the built book, opened in Chromium as a reader would: equations typeset offline, figures
+present, glued values filled in, the claims table shown, no console errors and no request leaving the machine."""
+
+import re
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from feature_learning.book.claims import KINDS
+from feature_learning.book.notebooks import toc_files, toc_notebooks
+
+ROOT = Path(__file__).resolve().parents[2]
+CHAPTERS = toc_notebooks(ROOT)
+
+# Text a reader sees (code, outputs and typeset math removed) must hold no TeX left untypeset.
+VISIBLE_PROSE_JS = """() => {
+  const main = document.querySelector('main') || document.body;
+  const clone = main.cloneNode(true);
+  clone.querySelectorAll('pre, code, script, style, mjx-container, .cell_output, .output, .cell_input')
+       .forEach(e => e.remove());
+  return clone.innerText;
+}"""
+RAW_TEX = re.compile(r"\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|\$[^$\s][^$\n]{0,200}?[^$\s\\]\$")
+
+
+def open_page(page, url):
+    """Load ``url``; return the console errors and every request that tried to leave the loopback host."""
+    errors, external = [], []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+
+    def route(r):
+        if urlparse(r.request.url).hostname not in ("127.0.0.1", "localhost"):
+            external.append(r.request.url)
+            return r.abort()
+        return r.continue_()
+
+    page.route("**/*", route)
+    page.goto(url, wait_until="load")
+    if page.locator("script[src*='mathjax']").count() == 0:  # Sphinx loads MathJax only on pages with math
+        return errors, external
+    page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30000)
+    page.evaluate("() => MathJax.startup.promise")
+    return errors, external
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_page_reads_as_a_reader_sees_it(page, site_url, chapter, screenshots_dir):
+    errors, external = open_page(page, f"{site_url}/{chapter.with_suffix('.html').as_posix()}")
+    page.screenshot(path=str(screenshots_dir / f"{chapter.stem}.png"), full_page=True)
+    assert not external, f"requests leaving the machine: {external[:5]}"
+    assert not errors, f"console errors: {errors[:5]}"
+    assert page.locator("mjx-container").count() > 0, "no equation was typeset"
+    assert page.locator("mjx-merror").count() == 0, "MathJax reported errors"
+    raw = RAW_TEX.findall(page.evaluate(VISIBLE_PROSE_JS))
+    assert not raw, f"untypeset TeX in the prose: {raw[:5]}"
+    images = page.locator("main img")
+    assert images.count() > 0, "the chapter shows no figure"
+    sizes = page.evaluate("() => [...document.querySelectorAll('main img')].map(i => [i.src, i.naturalWidth])")
+    assert all(width > 0 for _, width in sizes), f"empty or missing images: {[s for s, w in sizes if not w]}"
+    pasted = page.evaluate("() => [...document.querySelectorAll('main .pasted-text, main .pasted-inline')]"
+                           ".map(e => e.innerText.trim())")
+    assert all(t and t.lower() not in ("nan", "-nan") for t in pasted), "a glued value is empty or nan"
+    headers = page.evaluate("() => [...document.querySelectorAll('main table')].map(t => t.innerText.split('\\n')[0])")
+    assert any("kind" in h and "status" in h for h in headers), "no claims table with kinds and statuses"
+
+
+def test_report_has_every_claim_and_counts_per_kind(page, site_url, site_ledgers):
+    report = next(f for f in toc_files(ROOT) if f.endswith("reproduction_report"))
+    errors, external = open_page(page, f"{site_url}/{report}.html")
+    assert not errors and not external
+    text = page.locator("main").inner_text()
+    assert "source claims reproduced" in text
+    for kind in KINDS:
+        assert f"{kind} (pass/all)" in text
+    for ledger in site_ledgers:
+        assert ledger["title"] in text
+        for claim in ledger["claims"]:
+            assert claim["id"] in text, f"report lacks claim {claim['id']} of {ledger['chapter']}"
