@@ -1,9 +1,9 @@
 """Build the HTML book from notebooks executed elsewhere (no second execution).
 
 ``python -m feature_learning.book.site stage --from DIR --out _build/site`` copies the book's sources
-(``_config.yml``, ``_toc.yml``, ``book/``) into ``--out``, replaces every chapter notebook by its executed copy from ``DIR`` and switches
-execution off, so that ``jupyter-book build`` renders exactly those runs. Their claims ledgers are gathered into
-``<out>/_claims/`` for the reproduction report (set ``BOOK_CLAIMS_DIR`` to it for the build).
+(``_config.yml``, ``_toc.yml``, ``book/``) into ``--out``, replaces every chapter notebook by its executed copy from
+``DIR`` and switches execution off, so that ``jupyter-book build`` renders exactly those runs. Their claims ledgers
+are gathered into ``<out>/_claims/`` for the reproduction report (set ``BOOK_CLAIMS_DIR`` to it for the build).
 
 ``DIR`` may be laid out in either of two ways:
 
