@@ -1,0 +1,87 @@
+"""Never publish stale numbers: the book's execution cache is keyed on everything that can change a chapter.
+
+Jupyter Book 1.x reuses a chapter's executed notebook when its code cells are unchanged (jupyter-cache hashes only
+the cells' source). A change in the library, in a profile's sizes (which live in the library), in a dependency's
+version or in the device class would still be served from the cache, with its old numbers and its old "pass". This
+Sphinx extension computes a key over those inputs when the build starts and, if it differs from the key the cache was
+filled under, clears the whole cache before anything executes (all chapters re-run: simpler than tracking which
+chapter imports what, and a library change is rare next to edits of prose).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from importlib import metadata
+from pathlib import Path
+
+import feature_learning
+
+PACKAGES = ("torch", "numpy", "scipy", "sympy", "matplotlib", "scikit-learn", "myst-nb", "jupyter-book")
+KEY_FILE = "feature-learning-cache-key.json"
+
+
+def library_root() -> Path:
+    return Path(feature_learning.__file__).resolve().parent
+
+
+def device_class() -> str:
+    import torch
+
+    return f"cuda:{torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else "cpu"
+
+
+def inputs(lib: Path | None = None, project: Path | None = None) -> dict[str, str]:
+    """What the key covers: a hash of the library's source (and pyproject.toml), the versions, the device class."""
+    lib = lib or library_root()
+    digest = hashlib.sha256()
+    files = [(str(p.relative_to(lib.parent)), p) for p in sorted(lib.rglob("*.py"))]
+    if project is not None and (project / "pyproject.toml").exists():
+        files.append(("pyproject.toml", project / "pyproject.toml"))
+    for name, path in files:
+        digest.update(name.encode())
+        digest.update(path.read_bytes())
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "absent"
+    return {"library": digest.hexdigest(), **versions, "device": device_class()}
+
+
+def key(values: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()
+
+
+def evict_if_stale(cache: Path, values: dict[str, str]) -> bool:
+    """Clear ``cache`` unless it was filled under the same key; record the key. True if something was evicted."""
+    cache = Path(cache)
+    stamp = cache / KEY_FILE
+    current = key(values)
+    previous = json.loads(stamp.read_text()).get("key") if stamp.exists() else None
+    evicted = False
+    if previous != current and cache.exists() and any(p.name != KEY_FILE for p in cache.iterdir()):
+        shutil.rmtree(cache)
+        evicted = True
+    cache.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(json.dumps({"key": current, "inputs": values}, indent=1) + "\n")
+    return evicted
+
+
+def _builder_inited(app):
+    from sphinx.util import logging
+
+    if getattr(app.config, "nb_execution_mode", None) != "cache":
+        return
+    # myst-nb's default place for the cache (it opens the cache only when a notebook executes, after this)
+    cache = Path(getattr(app.config, "nb_execution_cache_path", "") or Path(app.outdir).parent / ".jupyter_cache")
+    values = inputs(project=Path(app.confdir))
+    if evict_if_stale(cache, values):
+        logging.getLogger(__name__).info(f"execution cache {cache} was filled under other inputs: cleared")
+
+
+def setup(app):
+    app.connect("builder-inited", _builder_inited, priority=100)  # before myst-nb reads its configuration
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,33 @@
+"""The book's execution cache is cleared when anything that can change a chapter's numbers changes."""
+
+from feature_learning.book.cache_key import KEY_FILE, evict_if_stale, inputs
+
+
+def _lib(tmp_path):
+    lib = tmp_path / "src" / "pkg"
+    (lib / "sub").mkdir(parents=True)
+    (lib / "__init__.py").write_text("")
+    (lib / "sub" / "sizes.py").write_text("WIDTH = 64\n")
+    return lib
+
+
+def test_a_change_in_the_library_or_a_version_changes_the_inputs(tmp_path):
+    lib = _lib(tmp_path)
+    before = inputs(lib)
+    assert before == inputs(lib)
+    assert before["device"] == "cpu" or before["device"].startswith("cuda:")
+    (lib / "sub" / "sizes.py").write_text("WIDTH = 128\n")  # a profile's size, say
+    assert inputs(lib)["library"] != before["library"]
+    assert {k: v for k, v in inputs(lib).items() if k != "library"} == {k: v for k, v in before.items() if k != "library"}
+
+
+def test_a_stale_cache_is_cleared_and_a_fresh_one_kept(tmp_path):
+    cache = tmp_path / ".jupyter_cache"
+    values = {"library": "a", "torch": "2.13.0", "device": "cpu"}
+    assert not evict_if_stale(cache, values)  # empty: nothing to evict, key recorded
+    (cache / "global.db").write_text("records")
+    assert not evict_if_stale(cache, values) and (cache / "global.db").exists()  # same key: reused
+    assert evict_if_stale(cache, {**values, "library": "b"})  # library changed: the stale entry goes
+    assert not (cache / "global.db").exists() and (cache / KEY_FILE).exists()
+    (cache / "global.db").write_text("records")
+    assert evict_if_stale(cache, {**values, "library": "b", "device": "cuda:H100"})  # another device class
