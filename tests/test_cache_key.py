@@ -17,8 +17,9 @@ def test_a_change_in_the_library_or_a_version_changes_the_inputs(tmp_path):
     assert before == inputs(lib)
     assert before["device"] == "cpu" or before["device"].startswith("cuda:")
     (lib / "sub" / "sizes.py").write_text("WIDTH = 128\n")  # a profile's size, say
-    assert inputs(lib)["library"] != before["library"]
-    assert {k: v for k, v in inputs(lib).items() if k != "library"} == {k: v for k, v in before.items() if k != "library"}
+    after = inputs(lib)
+    assert after["library"] != before["library"]
+    assert {k: v for k, v in after.items() if k != "library"} == {k: v for k, v in before.items() if k != "library"}
 
 
 def test_a_stale_cache_is_cleared_and_a_fresh_one_kept(tmp_path):
