@@ -17,10 +17,12 @@ written counts against every claim of its chapter.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as _dt
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 
 from feature_learning.book.claims import STATUS_NOT_REPRODUCED, STATUS_PASS, project_root
@@ -28,8 +30,44 @@ from feature_learning.book.claims import STATUS_NOT_REPRODUCED, STATUS_PASS, pro
 ACCEPTED = (STATUS_PASS, STATUS_NOT_REPRODUCED)
 
 
-def run_one(notebook: Path, profile: str, seed: int, out: Path, root: Path | None = None) -> dict:
-    """Execute ``notebook`` at ``profile`` and ``seed``; write and return its record (ledger + exit status)."""
+@contextlib.contextmanager
+def claimed_gpu(device: str, locks: Path):
+    """On a machine with several GPUs and no ``CUDA_VISIBLE_DEVICES`` (a scheduler such as SLURM sets it), hold a
+    lock on one free GPU for the duration of the run and make it the only visible one. Otherwise do nothing."""
+    if device not in ("cuda", "auto") or "CUDA_VISIBLE_DEVICES" in os.environ:
+        yield
+        return
+    import fcntl
+
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count < 2:
+        yield
+        return
+    locks.mkdir(parents=True, exist_ok=True)
+    while True:
+        for index in range(count):
+            handle = open(locks / f"gpu{index}.lock", "w")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                handle.close()
+                continue
+            os.environ["CUDA_VISIBLE_DEVICES"] = str(index)
+            try:
+                yield
+            finally:
+                del os.environ["CUDA_VISIBLE_DEVICES"]
+                handle.close()
+            return
+        time.sleep(5)
+
+
+def run_one(notebook: Path, profile: str, seed: int, out: Path, root: Path | None = None,
+            device: str | None = None) -> dict:
+    """Execute ``notebook`` at ``profile`` and ``seed`` (and ``device``, if given); write and return its record
+    (ledger + exit status) and the executed notebook beside it."""
     import papermill
 
     root = root or project_root()
@@ -41,11 +79,13 @@ def run_one(notebook: Path, profile: str, seed: int, out: Path, root: Path | Non
         previous = os.environ.get("BOOK_CLAIMS_DIR")
         os.environ["BOOK_CLAIMS_DIR"] = claims
         error = None
+        parameters = {"profile": profile, "seed": seed, **({"device": device} if device else {})}
         try:
-            papermill.execute_notebook(
-                str(root / notebook), str(executed), parameters={"profile": profile, "seed": seed},
-                cwd=str((root / notebook).parent), progress_bar=False, log_output=False,
-            )
+            with claimed_gpu(device or "auto", root / "_build" / ".gpu-locks"):
+                papermill.execute_notebook(
+                    str(root / notebook), str(executed), parameters=parameters,
+                    cwd=str((root / notebook).parent), progress_bar=False, log_output=False,
+                )
         except Exception as exc:  # a failed claim raises ClaimFailed inside the notebook: recorded, not fatal
             error = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:500]
         finally:
@@ -55,8 +95,8 @@ def run_one(notebook: Path, profile: str, seed: int, out: Path, root: Path | Non
                 os.environ["BOOK_CLAIMS_DIR"] = previous
         ledger_file = Path(claims) / f"{chapter}.json"
         ledger = json.loads(ledger_file.read_text()) if ledger_file.exists() else None
-    record = {"chapter": chapter, "profile": profile, "seed": seed, "ok": error is None, "error": error,
-              "ledger": ledger}
+    record = {"chapter": chapter, "profile": profile, "seed": seed, "device": device or "auto", "ok": error is None,
+              "error": error, "ledger": ledger}
     record_path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     return record
 
@@ -110,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--profile", required=True)
     run.add_argument("--seed", type=int, required=True)
     run.add_argument("--out", type=Path, required=True)
+    run.add_argument("--device", default=None, help="the notebook's device parameter (default: its own, auto)")
     summ = sub.add_parser("summarize", help="gather per-seed records into one summary")
     summ.add_argument("records", type=Path, nargs="+")
     summ.add_argument("--out", type=Path, required=True)
@@ -121,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         print("every claim holds at every seed" if summary["all_hold"] else "some claims do NOT hold at every seed")
         return 0 if summary["all_hold"] else 1
     if args.command == "run":
-        rec = run_one(args.notebook, args.profile, args.seed, args.out)
+        rec = run_one(args.notebook, args.profile, args.seed, args.out, device=args.device)
         print(f"{rec['chapter']} seed {rec['seed']}: {'ok' if rec['ok'] else 'FAILED: ' + str(rec['error'])}")
         return 0
     summary = summarize([json.loads(p.read_text()) for p in args.records])
