@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 CI_NOTEBOOKS := _build/ci-notebooks
 
-.PHONY: install book test site seeds lint benchmark clean
+.PHONY: install book test site pdf seeds lint benchmark clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,19 @@ site: $(STAMP)
 	$(BIN)/python -m feature_learning.book.site stage --from $(FROM) --out $(SITE) --seed $(or $(SEED),0) \
 		$(if $(CLAIMS),--claims $(CLAIMS))
 	BOOK_CLAIMS_DIR=$(CURDIR)/$(SITE)/_claims $(BIN)/jupyter-book build $(SITE) -W -n --keep-going
+
+# The whole book as one PDF: the single-page HTML build (chapters from the execution cache, or FROM a folder of
+# executed notebooks as for `make book FROM=...`), printed by Chromium once MathJax has typeset it.
+pdf: $(STAMP) $(BROWSER_STAMP)
+ifdef FROM
+	$(BIN)/python -m feature_learning.book.site stage --from $(FROM) --out _build/site-pdf --seed $(or $(SEED),0) \
+		$(if $(CLAIMS),--claims $(CLAIMS))
+	BOOK_CLAIMS_DIR=$(CURDIR)/_build/site-pdf/_claims $(BIN)/jupyter-book build _build/site-pdf --builder singlehtml
+	$(BIN)/python -m feature_learning.book.pdf _build/site-pdf/_build/singlehtml _build/pdf/book.pdf
+else
+	$(BIN)/jupyter-book build . --builder singlehtml
+	$(BIN)/python -m feature_learning.book.pdf _build/singlehtml _build/pdf/book.pdf
+endif
 
 # Seed sweep: every chosen chapter at the `ci` profile for each seed, one notebook per core (Snakemake), then
 # _build/seeds/summary.json with each claim's status and value per seed. Fails unless every claim holds at every seed.
