@@ -1,7 +1,8 @@
 """Print the single-page HTML book to PDF with Chromium (offline), after MathJax has typeset every equation.
 
 ``python -m feature_learning.book.pdf _build/singlehtml _build/pdf/book.pdf`` (``make pdf`` builds the single page
-first; Jupyter Book's ``index.html`` there only redirects to the root document, which holds the whole book). Playwright drives its own Chromium when installed, else the system's ``chromium``.
+first; Jupyter Book's ``index.html`` there only redirects to the root document, which holds the whole book).
+Playwright drives its own Chromium when installed, else the system's ``chromium``.
 """
 
 from __future__ import annotations
