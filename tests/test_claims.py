@@ -117,7 +117,7 @@ def test_report_gathers_all_ledgers_per_chapter(tmp_path):
     ledgers = load_ledgers(tmp_path)
     assert [d["chapter"] for d in ledgers] == ["a_chapter", "b_chapter"]
     intro, summary, sweep, *chapters = report_nodes(ledgers)
-    assert "2 claims: 2 of 2 source claims reproduced" in intro.astext()
+    assert "2 chapter(s), 2 claims: 2 of 2 source claims reproduced" in intro.astext()
     assert "A_Chapter" in summary.astext() and "not swept" in summary.astext()
     assert "No seed sweep" in sweep.astext()
     assert [c.astext().splitlines()[0] for c in chapters] == ["A_Chapter", "B_Chapter"]

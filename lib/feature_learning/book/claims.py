@@ -229,13 +229,17 @@ def claim_row(claim: dict) -> list[str]:
     ]
 
 
+COLUMN_WIDTHS = (13, 8, 29, 10, 8, 8, 12, 12)  # percent; the statement gets the room
+
+
 def claims_html(claims: list[dict]) -> str:
+    cols = "".join(f"<col style='width:{w}%'>" for w in COLUMN_WIDTHS)
     head = "".join(f"<th style='text-align:left'>{h}</th>" for h in COLUMNS)
     body = "".join(
         "<tr>" + "".join(f"<td style='text-align:left'>{html.escape(cell)}</td>" for cell in claim_row(c)) + "</tr>"
         for c in claims
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f"<table><colgroup>{cols}</colgroup><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def load_ledgers(folder: Path | None = None) -> list[dict]:

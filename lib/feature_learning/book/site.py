@@ -25,7 +25,7 @@ import yaml
 from feature_learning.book.claims import project_root
 from feature_learning.book.notebooks import toc_notebooks
 
-SOURCES = ("_config.yml", "_toc.yml", "book")
+SOURCES = ("_config.yml", "_toc.yml", "_static", "book")
 
 
 class StagingError(RuntimeError):
@@ -59,6 +59,8 @@ def stage(from_dir: Path, out: Path, claims: Path | None = None, seed: int = 0, 
     out.mkdir(parents=True)
     for name in SOURCES:
         src = root / name
+        if not src.exists():
+            continue
         if src.is_dir():
             shutil.copytree(src, out / name, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
         else:

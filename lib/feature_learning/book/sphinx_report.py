@@ -14,6 +14,7 @@ from docutils.parsers.rst import Directive
 from sphinx.util import logging
 
 from feature_learning.book.claims import (
+    COLUMN_WIDTHS,
     COLUMNS,
     KINDS,
     STATUS_NOT_REPRODUCED,
@@ -27,6 +28,8 @@ from feature_learning.book.notebooks import toc_notebooks
 from feature_learning.book.seeds import load_summary
 
 logger = logging.getLogger(__name__)
+
+CLAIM_WIDTHS = COLUMN_WIDTHS
 
 
 class report_placeholder(nodes.General, nodes.Element):
@@ -42,12 +45,13 @@ class ReproductionReport(Directive):
         return [report_placeholder()]
 
 
-def _table(rows: list[list[str]], columns: tuple[str, ...]) -> nodes.table:
-    table = nodes.table(classes=["reproduction-report"])
+def _table(rows: list[list[str]], columns: tuple[str, ...], widths: tuple[int, ...] | None = None) -> nodes.table:
+    """A table that fits the page: relative column ``widths`` (default equal), wrapped cells (see _static/book.css)."""
+    table = nodes.table(classes=["reproduction-report", "colwidths-given"])
     group = nodes.tgroup(cols=len(columns))
     table += group
-    for _ in columns:
-        group += nodes.colspec(colwidth=1)
+    for width in widths or (1,) * len(columns):
+        group += nodes.colspec(colwidth=width)
     head = nodes.thead()
     group += head
     head += nodes.row("", *(nodes.entry("", nodes.paragraph(text=c)) for c in columns))
@@ -84,7 +88,7 @@ def _summary_rows(ledgers: list[dict], sweep: dict | None) -> list[list[str]]:
 
 def _sweep_nodes(sweep: dict | None) -> list[nodes.Node]:
     if sweep is None:
-        return [nodes.paragraph(text="No seed sweep has been run for this build (`make seeds` writes one).")]
+        return [nodes.paragraph(text="No seed sweep has been run for this build (the command make seeds writes one).")]
     out = [nodes.paragraph(text=(
         f"Seed sweep of {sweep['written']}: each chapter executed at its sweep profile for every seed listed. "
         "A claim holds at a seed when it passes there, or when its documented failure is confirmed there. "
@@ -99,7 +103,7 @@ def _sweep_nodes(sweep: dict | None) -> list[nodes.Node]:
                 rows.append([name, cid, entry.get("kind") or "?",
                              f"{entry['held']}/{len(chapter['seeds'])}; fails at seeds {entry['failing_seeds']}"])
     if rows:
-        out.append(_table(rows, ("chapter", "claim", "kind", "held at")))
+        out.append(_table(rows, ("chapter", "claim", "kind", "held at"), (20, 25, 12, 43)))
     return out
 
 
@@ -108,9 +112,9 @@ def report_nodes(ledgers: list[dict], sweep: dict | None = None) -> list[nodes.N
     if not ledgers:
         return [nodes.paragraph(text="No chapter ledgers were found: no chapter has run in this build.")]
     claims = [c for ledger in ledgers for c in ledger["claims"]]
-    out: list[nodes.Node] = [nodes.paragraph(text=f"{len(ledgers)} chapters, {len(claims)} claims: {headline(claims)}")]
+    out: list[nodes.Node] = [nodes.paragraph(text=f"{len(ledgers)} chapter(s), {len(claims)} claims: {headline(claims)}")]
     summary_columns = ("chapter", "run", *(f"{k} (pass/all)" for k in KINDS), "seed sweep")
-    out.append(_table(_summary_rows(ledgers, sweep), summary_columns))
+    out.append(_table(_summary_rows(ledgers, sweep), summary_columns, (24, 14, 16, 14, 14, 18)))
     sweep_section = nodes.section(ids=["seed-sweep"])
     sweep_section += nodes.title(text="Robustness over seeds")
     sweep_section.extend(_sweep_nodes(sweep))
@@ -120,7 +124,7 @@ def report_nodes(ledgers: list[dict], sweep: dict | None = None) -> list[nodes.N
         section += nodes.title(text=ledger["title"])
         section += nodes.paragraph(text=f"{headline(ledger['claims'])} Run: profile {ledger['profile']}, "
                                    f"seed {ledger['seed']}, device {ledger['device']}, written {ledger['written']}.")
-        section += _table([claim_row(c) for c in ledger["claims"]], COLUMNS)
+        section += _table([claim_row(c) for c in ledger["claims"]], COLUMNS, CLAIM_WIDTHS)
         out.append(section)
     return out
 
