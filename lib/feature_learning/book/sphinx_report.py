@@ -112,7 +112,8 @@ def report_nodes(ledgers: list[dict], sweep: dict | None = None) -> list[nodes.N
     if not ledgers:
         return [nodes.paragraph(text="No chapter ledgers were found: no chapter has run in this build.")]
     claims = [c for ledger in ledgers for c in ledger["claims"]]
-    out: list[nodes.Node] = [nodes.paragraph(text=f"{len(ledgers)} chapter(s), {len(claims)} claims: {headline(claims)}")]
+    intro = f"{len(ledgers)} chapter(s), {len(claims)} claims: {headline(claims)}"
+    out: list[nodes.Node] = [nodes.paragraph(text=intro)]
     summary_columns = ("chapter", "run", *(f"{k} (pass/all)" for k in KINDS), "seed sweep")
     out.append(_table(_summary_rows(ledgers, sweep), summary_columns, (24, 14, 16, 14, 14, 18)))
     sweep_section = nodes.section(ids=["seed-sweep"])
