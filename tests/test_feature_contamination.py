@@ -6,7 +6,7 @@ import pytest
 import sympy as sp
 import torch
 
-from feature_learning.chapters import feature_contamination as chapter
+from feature_learning.experiments import feature_contamination as chapter
 from feature_learning.data.digits_border import border_mask, with_border
 from feature_learning.data.structured_features import ConcentricBalls, StructuredFeatures, orthonormal_dictionary
 from feature_learning.measure import contamination as measure

@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from feature_learning.chapters import feature_emergence as chapter
+from feature_learning.experiments import feature_emergence as chapter
 from feature_learning.data.gaussian_mixture import hypercube_centres, hypercube_mixture
 from feature_learning.data.sparse_coding import (
     SparseCodingTask,

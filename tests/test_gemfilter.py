@@ -256,7 +256,7 @@ def test_peak_cuda_memory_is_none_on_cpu():
 
 @pytest.mark.parametrize("profile", ["ci", "book", "full"])
 def test_chapter_sizes_are_consistent(profile):
-    from feature_learning.chapters import gemfilter as chapter
+    from feature_learning.experiments import gemfilter as chapter
 
     size = chapter.sizes(profile)
     assert size.model.d_model % size.model.n_heads == 0 and size.model.d_head % 2 == 0  # rotary pairs

@@ -46,7 +46,7 @@ def test_run_generators_are_reproducible_and_distinct():
 
 
 def test_fourier_chapter_sizes_validate_k_and_p():
-    from feature_learning.chapters.fourier_circuits import sizes, theorem_width
+    from feature_learning.experiments.fourier_circuits import sizes, theorem_width
 
     assert sizes("ci").width == theorem_width(3, 11) == 160
     assert sizes("book", k=4, p=7).width == 384

@@ -1,1 +1,0 @@
-"""Per-chapter sizes and recipes: what each profile runs, in one place per chapter."""
