@@ -6,9 +6,9 @@ import pytest
 import sympy as sp
 import torch
 
-from feature_learning.experiments import feature_contamination as chapter
 from feature_learning.data.digits_border import border_mask, with_border
 from feature_learning.data.structured_features import ConcentricBalls, StructuredFeatures, orthonormal_dictionary
+from feature_learning.experiments import feature_contamination as chapter
 from feature_learning.measure import contamination as measure
 from feature_learning.models.two_layer import init_default, init_fixed_output
 from feature_learning.theory import feature_contamination as theory

@@ -7,7 +7,6 @@ import math
 
 import torch
 
-from feature_learning.experiments import feature_emergence as chapter
 from feature_learning.data.gaussian_mixture import hypercube_centres, hypercube_mixture
 from feature_learning.data.sparse_coding import (
     SparseCodingTask,
@@ -16,6 +15,7 @@ from feature_learning.data.sparse_coding import (
     parity_set,
     pattern_coordinates,
 )
+from feature_learning.experiments import feature_emergence as chapter
 from feature_learning.measure.directions import best_cosine_per_target
 from feature_learning.models.truncated_relu import (
     TwoLayerParams,

@@ -6,8 +6,8 @@ import math
 import sympy as sp
 import torch
 
-from feature_learning.experiments import simplicity_bias as chapter
 from feature_learning.data.xor import simple_plus_complex_data, skewed_xor_data, xor_cluster_data
+from feature_learning.experiments import simplicity_bias as chapter
 from feature_learning.measure.directions import angle_gap, logistic_probe, mass_near, neuron_angles
 from feature_learning.models.bias_free_relu import (
     forward,

@@ -19,3 +19,15 @@ def glue_math(name: str, rhs, lhs: str | None = None) -> Math:
     glue(name, Math(latex), display=False)
     glue(f"{name}_inline", Markdown(f"${latex}$"), display=False)
     return Math(latex)
+
+
+def markdown_table(columns: list[str], rows: list[list]) -> str:
+    """A Markdown table; cells are formatted as the claims ledger formats numbers (4 significant digits)."""
+    from feature_learning.book.claims import format_value
+
+    def cell(value) -> str:
+        return (value if isinstance(value, str) else format_value(value)).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)

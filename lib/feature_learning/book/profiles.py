@@ -11,6 +11,7 @@ The profile picks the sizes (never hand edits):
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import random
 from collections.abc import Mapping
 from typing import Any, TypeVar
@@ -59,6 +60,43 @@ def resolve_device(device: str = "auto") -> torch.device:
     raise ParameterError(f"parameter 'device' is {device!r}; allowed values: auto, cpu, cuda, cuda:N")
 
 
+def override(base: T, **changes: Any) -> T:
+    """``dataclasses.replace`` that reaches into nested size dataclasses: a dict given for a field that holds a
+    dataclass replaces fields inside it. Profiles are written as overrides of ``book``, each with its reason::
+
+        CI = override(BOOK, steps=600,  # a third of the book's steps: CI time
+                      mixture={"seeds": 2})  # two seeds instead of five
+    """
+    updates = {}
+    for name, value in changes.items():
+        current = getattr(base, name, None)
+        if isinstance(value, Mapping) and dataclasses.is_dataclass(current):
+            value = override(current, **value)
+        updates[name] = value
+    return dataclasses.replace(base, **updates)
+
+
+def differences(table: Mapping[str, Any], reference: str = "book") -> list[tuple[str, dict[str, Any]]]:
+    """The size fields (dotted paths into nested dataclasses) on which some profile differs from ``reference``, with
+    every profile's value: ``[("mixture.seeds", {"ci": 2, "book": 5, "full": 10}), ...]``."""
+    def flat(value, prefix=""):
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            out = {}
+            for field in dataclasses.fields(value):
+                out.update(flat(getattr(value, field.name), f"{prefix}{field.name}."))
+            return out
+        return {prefix[:-1]: value}
+
+    flats = {profile: flat(sizes) for profile, sizes in table.items()}
+    base = flats[reference]
+    rows = []
+    for path in base:
+        values = {profile: f.get(path) for profile, f in flats.items()}
+        if any(v != base[path] for v in values.values()):
+            rows.append((path, values))
+    return rows
+
+
 def by_profile(profile: str, table: Mapping[str, T]) -> T:
     """Look up the sizes of ``profile`` in a ``{profile: sizes}`` table that must cover every profile."""
     check_profile(profile)
@@ -76,9 +114,23 @@ class Run:
     seed: int
     device: torch.device
 
-    def generator(self, offset: int = 0) -> torch.Generator:
-        """A fresh CPU generator seeded from the run seed; ``offset`` separates independent streams."""
-        return torch.Generator().manual_seed(self.seed * 1_000_003 + offset)
+    def stream_seed(self, name: str | int = 0, *keys: Any) -> int:
+        """The seed of the random stream ``name`` (with optional keys, e.g. ``("mixture", 3)``) of this run.
+
+        Named streams document themselves and cannot collide, whatever a profile's sizes: the seed is a hash of
+        (run seed, name, keys). A bare integer is the older numbered stream ``seed * 1_000_003 + offset``."""
+        if isinstance(name, int) and not keys:
+            return self.seed * 1_000_003 + name
+        digest = hashlib.blake2b(repr((self.seed, name, *keys)).encode(), digest_size=8).digest()
+        return int.from_bytes(digest, "little") & (2**63 - 1)
+
+    def generator(self, name: str | int = 0, *keys: Any) -> torch.Generator:
+        """A fresh CPU ``torch.Generator`` for the stream ``name`` (see :meth:`stream_seed`)."""
+        return torch.Generator().manual_seed(self.stream_seed(name, *keys))
+
+    def numpy_rng(self, name: str, *keys: Any) -> np.random.Generator:
+        """A fresh NumPy generator for the stream ``name`` (see :meth:`stream_seed`)."""
+        return np.random.default_rng(self.stream_seed(name, *keys))
 
 
 def start_run(profile: str, seed: int, device: str = "auto") -> Run:

@@ -5,7 +5,7 @@ from pathlib import Path
 import tomllib
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_pip_and_conda_dependencies_agree():

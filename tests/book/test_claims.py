@@ -160,6 +160,6 @@ def test_report_names_chapters_without_a_ledger(tmp_path):
 
     from feature_learning.book.sphinx_report import missing_ledgers
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     assert "fourier_circuits" in missing_ledgers(root, [])
     assert "fourier_circuits" not in missing_ledgers(root, [{"chapter": "fourier_circuits"}])

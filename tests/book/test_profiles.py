@@ -56,3 +56,46 @@ def test_fourier_chapter_sizes_validate_k_and_p():
         sizes("ci", p=9)
     with pytest.raises(ParameterError, match="profile"):
         sizes("paper")
+
+
+def test_named_streams_are_reproducible_distinct_and_independent_of_other_streams():
+    run = start_run("ci", 7, "cpu")
+    a = torch.randn(3, generator=run.generator("mixture", 0))
+    assert torch.equal(a, torch.randn(3, generator=run.generator("mixture", 0)))
+    assert not torch.equal(a, torch.randn(3, generator=run.generator("mixture", 1)))
+    assert not torch.equal(a, torch.randn(3, generator=run.generator("parity", 0)))
+    assert not torch.equal(a, torch.randn(3, generator=start_run("ci", 8, "cpu").generator("mixture", 0)))
+    # the stream seed is a function of (seed, name, keys) only
+    assert run.stream_seed("mixture", 0) == start_run("book", 7, "cpu").stream_seed("mixture", 0)
+    assert 0 <= run.stream_seed("x") < 2**63
+    rng = run.numpy_rng("probe", 2)
+    assert rng.integers(1 << 30) == run.numpy_rng("probe", 2).integers(1 << 30)
+
+
+def test_override_reaches_into_nested_sizes_and_differences_lists_dotted_paths():
+    import dataclasses
+
+    from feature_learning.book.profiles import differences, override
+
+    @dataclasses.dataclass(frozen=True)
+    class Inner:
+        seeds: int = 5
+        width: int = 64
+
+    @dataclasses.dataclass(frozen=True)
+    class Sizes:
+        steps: int = 1000
+        inner: Inner = Inner()
+
+    book = Sizes()
+    ci = override(book, steps=100, inner={"seeds": 2})
+    full = override(book, inner={"width": 512})
+    assert ci == Sizes(100, Inner(2, 64)) and full.inner == Inner(5, 512) and book == Sizes()
+    rows = dict(differences({"ci": ci, "book": book, "full": full}))
+    assert rows == {
+        "steps": {"ci": 100, "book": 1000, "full": 1000},
+        "inner.seeds": {"ci": 2, "book": 5, "full": 5},
+        "inner.width": {"ci": 64, "book": 64, "full": 512},
+    }
+    with pytest.raises(TypeError):
+        override(book, no_such_field=1)

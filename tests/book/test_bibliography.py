@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pybtex.database
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_cited_key_is_in_the_bibliography():

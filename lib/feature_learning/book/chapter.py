@@ -1,0 +1,168 @@
+"""A chapter notebook's frame: its run, sizes and claims ledger from one call, timing, glue and the closing check.
+
+A notebook opens with::
+
+    chapter = open_chapter("looped_transformers", "Looped transformers run multi-step gradient descent",
+                           prefix="lt", sizes=experiment.SIZES, profile=profile, seed=seed, device=device)
+
+which validates the ``parameters`` cell, seeds the global generators, picks the profile's sizes and starts the
+ledger, and shows which sizes this profile changes against ``book``. Then, through the notebook::
+
+    with chapter.timed("figure_81"):          # glues lt_figure_81_seconds
+        result = experiment.figure_81(chapter.size, chapter.run)
+    chapter.glue_values({"max_gap": result.max_gap})   # {glue:text}`lt_max_gap`
+    chapter.glue_figure("fig_81", plotting.error_curves(result))
+    chapter.ledger.at_most(...)                # the claims next to the experiment they check
+    chapter.checks()                           # shows the claims recorded since the last call
+
+and it ends with ``chapter.close()``, which glues the chapter's run time and writes the ledger, failing the notebook
+if a claim failed. Every glue name made through the chapter starts with its ``prefix`` and an underscore.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import html
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from feature_learning.book.claims import ClaimLedger, claims_html, format_value
+from feature_learning.book.display import glue_math, markdown_table
+from feature_learning.book.profiles import PROFILES, Run, by_profile, differences, start_run
+
+
+class HTML:
+    """Rich output for a notebook cell (and the built page), without an IPython dependency at import time."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def _repr_html_(self) -> str:
+        return self.text
+
+
+@dataclasses.dataclass
+class Chapter:
+    name: str
+    prefix: str
+    run: Run
+    size: Any
+    ledger: ClaimLedger
+    sizes_table: Mapping[str, Any] | None = None
+    started: float = dataclasses.field(default_factory=time.perf_counter)
+    _shown: int = 0
+
+    # -- the run ------------------------------------------------------------------------------------------------
+    @property
+    def profile(self) -> str:
+        return self.run.profile
+
+    @property
+    def device(self):
+        return self.run.device
+
+    def generator(self, name: str, *keys: Any):
+        """The chapter's named random stream (:meth:`Run.generator`)."""
+        return self.run.generator(name, *keys)
+
+    # -- glue ---------------------------------------------------------------------------------------------------
+    def key(self, name: str) -> str:
+        return f"{self.prefix}_{name}"
+
+    def glue(self, name: str, value: Any) -> None:
+        """Glue ``value`` as ``<prefix>_<name>`` (not displayed in the cell)."""
+        from myst_nb import glue
+
+        glue(self.key(name), value, display=False)
+
+    def glue_values(self, values: Mapping[str, Any]) -> None:
+        """Glue every value of a mapping, each as ``<prefix>_<key>``."""
+        for name, value in values.items():
+            self.glue(name, value)
+
+    def glue_figure(self, name: str, fig) -> None:
+        """Glue a Matplotlib figure as ``<prefix>_<name>`` (for ``{glue:figure}``) and close it."""
+        import matplotlib.pyplot as plt
+
+        self.glue(name, fig)
+        plt.close(fig)
+
+    def glue_math(self, name: str, rhs, lhs: str | None = None):
+        """:func:`feature_learning.book.display.glue_math` under ``<prefix>_<name>``."""
+        return glue_math(self.key(name), rhs, lhs)
+
+    def glue_table(self, name: str, columns: list[str], rows: list[list[Any]]) -> None:
+        """Glue a Markdown table as ``<prefix>_<name>`` (paste with ``{glue:md}`<prefix>_<name>:myst```)."""
+        from IPython.display import Markdown
+
+        self.glue(name, Markdown(markdown_table(columns, rows)))
+
+    @contextlib.contextmanager
+    def timed(self, name: str) -> Iterator[None]:
+        """Time the block and glue its wall time in seconds as ``<prefix>_<name>_seconds``."""
+        start = time.perf_counter()
+        yield
+        self.glue(f"{name}_seconds", time.perf_counter() - start)
+
+    # -- claims -------------------------------------------------------------------------------------------------
+    def checks(self) -> HTML:
+        """The claims recorded since the previous call, as a table: end a claims cell with it."""
+        new = self.ledger.to_json()["claims"][self._shown :]
+        self._shown = len(self.ledger.claims)
+        return HTML(claims_html(new))
+
+    def close(self) -> ClaimLedger:
+        """Glue the chapter's run time (``<prefix>_chapter_seconds``) and finish the ledger: it is written, shown,
+        and the notebook fails if a claim failed."""
+        self.glue("chapter_seconds", time.perf_counter() - self.started)
+        self.glue("profile", self.profile)
+        return self.ledger.finish()
+
+    # -- what this run is -----------------------------------------------------------------------------------------
+    def _repr_html_(self) -> str:
+        head = (
+            f"<p>profile <code>{self.profile}</code>, seed <code>{self.run.seed}</code>, device "
+            f"<code>{html.escape(str(self.device))}</code></p>"
+        )
+        if not self.sizes_table:
+            return head
+        rows = differences(self.sizes_table)
+        if not rows:
+            return head + "<p>Every profile runs the same sizes.</p>"
+        bold = ' style="font-weight:bold"'
+        cells = "".join(
+            "<tr><td><code>" + html.escape(path) + "</code></td>"
+            + "".join(
+                f"<td{bold if p == self.profile else ''}>{html.escape(format_value(values.get(p)))}</td>"
+                for p in PROFILES
+            )
+            + "</tr>"
+            for path, values in rows
+        )
+        header = "".join(f"<th>{p}</th>" for p in PROFILES)
+        return (
+            head + "<p>Sizes that differ between profiles (this run's in bold; everything else is as in "
+            "<code>book</code>):</p>"
+            f"<table><thead><tr><th>size</th>{header}</tr></thead><tbody>{cells}</tbody></table>"
+        )
+
+
+def open_chapter(name: str, title: str, *, prefix: str, profile: str, seed: int, device: str = "auto",
+                 sizes: Mapping[str, Any] | Callable[..., Any], **size_arguments: Any) -> Chapter:
+    """Start a chapter: validate the parameters, seed the global generators, pick the sizes and open the ledger.
+
+    ``name`` is the notebook's file name (the ledger's id), ``prefix`` the start of every glue name. ``sizes`` is a
+    ``{profile: sizes}`` table, or a function ``sizes(profile, **size_arguments)`` for chapters whose sizes also
+    depend on notebook parameters (it must validate them)."""
+    run = start_run(profile, seed, device)
+    if callable(sizes):
+        table = {p: sizes(p, **size_arguments) for p in PROFILES}
+        size = table[profile]
+    else:
+        if size_arguments:
+            raise TypeError(f"open_chapter: a sizes table takes no arguments, got {sorted(size_arguments)}")
+        size, table = by_profile(profile, sizes), sizes
+    ledger = ClaimLedger(name, title, profile=profile, seed=run.seed, device=run.device)
+    return Chapter(name=name, prefix=prefix, run=run, size=size, ledger=ledger, sizes_table=table)
