@@ -1,0 +1,30 @@
+"""Attention pictures: attention matrices per head."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from feature_learning.measure.fourier import power_2d
+from feature_learning.plotting import to_numpy
+
+
+def attention_heads(matrices: torch.Tensor, title: str = "") -> plt.Figure:
+    """Figure 4.3 of the source: each head's p x p attention matrix and its 2-D power spectrum (DC removed,
+    frequencies centred)."""
+    heads = matrices.shape[0]
+    fig, axes = plt.subplots(heads, 2, figsize=(6.4, 3.0 * heads), squeeze=False)
+    for h in range(heads):
+        m = to_numpy(matrices[h])
+        axes[h, 0].imshow(m, cmap="RdBu_r", vmin=-np.abs(m).max(), vmax=np.abs(m).max())
+        axes[h, 0].set(title=rf"head {h + 1}: $E\,W^Q_h (W^K_h)^\top E^\top$", xlabel="key token b",
+                       ylabel="query token a")
+        spec = np.fft.fftshift(to_numpy(power_2d(matrices[h].double())))
+        p = m.shape[0]
+        extent = (-(p // 2) - 0.5, p // 2 + 0.5, p // 2 + 0.5, -(p // 2) - 0.5)
+        axes[h, 1].imshow(spec, cmap="viridis", extent=extent)
+        axes[h, 1].set(title="2-D power spectrum", xlabel="frequency (b)", ylabel="frequency (a)")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,123 @@
+"""Curves, bands and bars: learning curves over seeds (mean with a band), measured against predicted, grouped bars."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from feature_learning.plotting import SEED_BAND_ALPHA, to_numpy
+
+
+def mean_band(ax, x, curves, label=None, color=None, **kwargs):
+    """Mean over seeds (axis 1 of ``curves``, shape (T, S)) with a min-max band."""
+    x, curves = to_numpy(x), to_numpy(curves)
+    if curves.ndim == 1:
+        curves = curves[:, None]
+    (line,) = ax.plot(x, curves.mean(axis=1), label=label, color=color, **kwargs)
+    if curves.shape[1] > 1:
+        ax.fill_between(x, curves.min(axis=1), curves.max(axis=1), color=line.get_color(), alpha=SEED_BAND_ALPHA)
+    return line
+
+
+def measured_vs_predicted(panels: list[tuple[str, object, object]], xlabel: str = "predicted",
+                          ylabel: str = "measured") -> plt.Figure:
+    """Scatter plots of measured against predicted values with the diagonal, one panel per (title, pred, meas)."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.3), squeeze=False)
+    for ax, (title, pred, meas) in zip(axes[0], panels, strict=True):
+        pred, meas = to_numpy(pred).ravel(), to_numpy(meas).ravel()
+        ax.scatter(pred, meas, s=6, alpha=0.6)
+        lo, hi = min(pred.min(), meas.min()), max(pred.max(), meas.max())
+        ax.plot([lo, hi], [lo, hi], color="gray", lw=0.8)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(xlabel, fontsize=8)
+        ax.set_ylabel(ylabel, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def grouped_bars(groups: list[str], series: dict, ylabel: str = "", title: str = "", log: bool = False) -> plt.Figure:
+    """Bars per group (x axis) for each named series of values (Fig. 10 style)."""
+    fig, ax = plt.subplots(figsize=(1.6 * len(groups) + 2, 3.3))
+    width = 0.8 / len(series)
+    for i, (name, values) in enumerate(series.items()):
+        ax.bar(np.arange(len(groups)) + (i - (len(series) - 1) / 2) * width, to_numpy(values), width, label=name)
+    ax.set_xticks(np.arange(len(groups)), groups)
+    ax.set_ylabel(ylabel)
+    if log:
+        ax.set_yscale("log")
+    ax.legend(fontsize=8)
+    ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def probe_curves(epochs, curves: dict, ylabel: str, ax=None, logy: bool = False):
+    """Mean +- standard deviation over seeds of probe curves {label: (T, S)} against the training epoch."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5, 3.5))
+    x = to_numpy(epochs)
+    for label, c in curves.items():
+        c = to_numpy(c)
+        ax.errorbar(x, c.mean(1), yerr=c.std(1, ddof=1) if c.shape[1] > 1 else None, label=label, capsize=3,
+                    marker="o", ms=3)
+    ax.set_xlabel("training epoch of the features")
+    ax.set_ylabel(ylabel)
+    if logy:
+        ax.set_yscale("log")
+    ax.legend(fontsize=8)
+
+
+def accuracy_curves(curves: dict, styles: dict | None = None, ax=None, title: str = ""):
+    """Test accuracy against training step, one line per entry ``label: (steps, accuracy)`` (Figure 1 of Shi, Wei
+    and Liang 2022); ``styles`` maps a label to matplotlib keyword arguments."""
+    import matplotlib.pyplot as plt
+
+    ax = ax or plt.subplots(figsize=(6, 3.5))[1]
+    for label, (steps, acc) in curves.items():
+        ax.plot(steps, acc, label=label, **(styles or {}).get(label, {}))
+    ax.axhline(0.5, color="grey", lw=0.6, ls=":")
+    ax.set(xlabel="step", ylabel="test accuracy", title=title, ylim=(0.4, 1.02))
+    ax.legend(fontsize=7, ncol=2)
+    return ax
+
+
+def accuracy_curves_seeds(curves: dict, styles: dict | None = None, ax=None, title: str = "", ylim=(0.4, 1.02)):
+    """Test accuracy against training step over seeds: ``label: (steps (T,), accuracy (T, S))``, drawn as the mean
+    with error bars of one standard deviation over the S seeds (Figure 1 of Shi, Wei and Liang 2022, averaged over
+    seeds as their Appendix E does); ``styles`` maps a label to matplotlib keyword arguments."""
+    ax = ax or plt.subplots(figsize=(6, 3.5))[1]
+    for label, (steps, acc) in curves.items():
+        acc = to_numpy(acc)
+        acc = acc[:, None] if acc.ndim == 1 else acc
+        err = acc.std(1, ddof=1) if acc.shape[1] > 1 else None
+        ax.errorbar(to_numpy(steps), acc.mean(1), yerr=err, label=label, capsize=2, elinewidth=0.8,
+                    **(styles or {}).get(label, {}))
+    ax.axhline(0.5, color="grey", lw=0.6, ls=":")
+    ax.set(xlabel="step", ylabel="test accuracy", title=title, ylim=ylim)
+    ax.legend(fontsize=7, ncol=2)
+    return ax
+
+
+def contamination_panels(time, histories: dict, title: str = "") -> plt.Figure:
+    """Figs. 3a-c and 8 of Zhang et al. (ICML 2024): for each network (dict name -> history with (T, R) curves),
+    ID/OOD hinge risk, class-wise activation rates, oriented core and background weights, and projection norms."""
+    names = list(histories)
+    fig, axes = plt.subplots(len(names), 4, figsize=(15, 3.0 * len(names)), squeeze=False)
+    for row, name in enumerate(names):
+        h = histories[name]
+        ax = axes[row]
+        mean_band(ax[0], time, h["id_hinge"], label="ID hinge risk")
+        mean_band(ax[0], time, h["ood_hinge"], label="OOD hinge risk")
+        ax[0].set_ylim(-0.03, 1.1)
+        mean_band(ax[1], time, h["p_pos"], label="positive class")
+        mean_band(ax[1], time, h["p_neg"], label="negative class")
+        ax[1].set_ylim(-0.03, 1.03)
+        mean_band(ax[2], time, h["core"], label="core (oriented)")
+        mean_band(ax[2], time, h["bg"], label="background")
+        mean_band(ax[3], time, h["core_norm"], label=r"$\|P_{core}w_k\|$")
+        mean_band(ax[3], time, h["bg_norm"], label=r"$\|P_{bg}w_k\|$")
+        titles = ["risks", "activation rate", "mean weight per coordinate", "projection norms"]
+        for a, t in zip(ax, titles, strict=True):
+            a.set_title(f"{name}: {t}", fontsize=9)
+            a.legend(fontsize=7)
+            a.set_xlabel("source SGD steps (eta = 0.001)", fontsize=8)
