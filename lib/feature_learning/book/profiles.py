@@ -43,12 +43,6 @@ def check_int(name: str, value: Any, *, minimum: int, maximum: int | None = None
     return int(value)
 
 
-def check_choice(name: str, value: Any, allowed: tuple) -> Any:
-    if value not in allowed:
-        raise ParameterError(f"parameter {name!r} is {value!r}; allowed values: {', '.join(map(str, allowed))}")
-    return value
-
-
 def resolve_device(device: str = "auto") -> torch.device:
     """``auto`` picks CUDA when present, else the CPU; ``cpu``/``cuda``/``cuda:N`` are taken as given."""
     if device == "auto":

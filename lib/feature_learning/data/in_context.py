@@ -163,13 +163,6 @@ def bit(value: int, i: int) -> int:
     return (value >> (i - 1)) & 1
 
 
-def log2_int(x: int) -> int:
-    nu = int(round(math.log2(x)))
-    if 2**nu != x:
-        raise ValueError(f"{x} is not a power of two")
-    return nu
-
-
 def icl_classification_tokens(B: int, M: int, d: int, prior: torch.Tensor, tau: float, generator: torch.Generator,
                               *, flip_frac: float = 0.0, dtype: torch.dtype = torch.float32):
     """Synthetic stand-in for the binary ICL tasks of section 5.6 (not in the source): the task weight is

@@ -67,20 +67,6 @@ def probe_curves(epochs, curves: dict, ylabel: str, ax=None, logy: bool = False)
     ax.legend(fontsize=8)
 
 
-def accuracy_curves(curves: dict, styles: dict | None = None, ax=None, title: str = ""):
-    """Test accuracy against training step, one line per entry ``label: (steps, accuracy)`` (Figure 1 of Shi, Wei
-    and Liang 2022); ``styles`` maps a label to matplotlib keyword arguments."""
-    import matplotlib.pyplot as plt
-
-    ax = ax or plt.subplots(figsize=(6, 3.5))[1]
-    for label, (steps, acc) in curves.items():
-        ax.plot(steps, acc, label=label, **(styles or {}).get(label, {}))
-    ax.axhline(0.5, color="grey", lw=0.6, ls=":")
-    ax.set(xlabel="step", ylabel="test accuracy", title=title, ylim=(0.4, 1.02))
-    ax.legend(fontsize=7, ncol=2)
-    return ax
-
-
 def accuracy_curves_seeds(curves: dict, styles: dict | None = None, ax=None, title: str = "", ylim=(0.4, 1.02)):
     """Test accuracy against training step over seeds: ``label: (steps (T,), accuracy (T, S))``, drawn as the mean
     with error bars of one standard deviation over the S seeds (Figure 1 of Shi, Wei and Liang 2022, averaged over

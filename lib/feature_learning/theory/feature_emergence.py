@@ -125,11 +125,6 @@ def weighted_second_moment(rho):
     return sp.simplify((1 - rho) * (1 / (2 * (1 - rho))) ** 2 + rho * (1 / (2 * rho)) ** 2)
 
 
-def random_init_cosine_scale(d_sym):
-    """cos(w, v) for a Gaussian w and a fixed v in dimension d has standard deviation 1/sqrt(d)."""
-    return 1 / sp.sqrt(d_sym)
-
-
 # -- the best halfspace on D_A^mix (derived; explains Theorem 2's gap at finite k) ----------------------------
 def best_threshold_accuracy(k_val: int, p=None):
     """max over thresholds t of the accuracy of 'predict +1 iff S >= t' on D_A^mix with parity labels; linear
@@ -145,10 +140,6 @@ def best_threshold_accuracy(k_val: int, p=None):
 # -- Lemma 5 (= Lemma 8 / A.2): an exact network with 3(k+1) neurons -----------------------------------------
 def relu(u):
     return sp.Max(0, u)
-
-
-def trunc(u):
-    return sp.Min(1, sp.Max(0, u))
 
 
 def hat(u, center, height, half_width):

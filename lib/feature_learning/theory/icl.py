@@ -8,8 +8,6 @@ hinge losses and margins.
 
 from __future__ import annotations
 
-import itertools
-
 import sympy as sp
 import torch
 
@@ -145,16 +143,6 @@ def eval_risk(c: torch.Tensor, lam: torch.Tensor, N: int, M: int, r: int, sigma:
             + (c**2 * lam * ((1 - 2 * p) * a - 1) ** 2).sum())
 
 
-def expected_eval_risk(lam: torch.Tensor, N: int, M: int, r: int, sigma: float = 0.0) -> torch.Tensor:
-    """E over w ~ N(0, I) of Theorem 5.4.2 (c_i^2 -> 1): the scale trade-off of the chapter."""
-    return eval_risk(torch.ones_like(lam), lam, N, M, r, sigma) + 0 * lam.sum() + _ew_correction(lam, N, M, r)
-
-
-def _ew_correction(lam, N, M, r):
-    # E_w ||w||_Lam^2 sum a^2 = tr(D) sum a^2 equals the c = 1 value: no correction needed (kept explicit for clarity)
-    return torch.zeros((), dtype=lam.dtype)
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Sparse parity constructions (Theorem 5.5.1)
 
@@ -197,7 +185,3 @@ def parity_population(V: torch.Tensor, a: torch.Tensor, pairs, gamma: float):
 def projector(D: torch.Tensor) -> torch.Tensor:
     """Orthogonal projector onto the column span of D (pseudo-inverse; D has +- duplicate columns, Thm 5.5.2)."""
     return D @ torch.linalg.pinv(D)
-
-
-def hamming_pairs(d: int):
-    return [(i, j) for i, j in itertools.permutations(range(d), 2)]
