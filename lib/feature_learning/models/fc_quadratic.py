@@ -8,6 +8,8 @@ import math
 
 import torch
 
+from feature_learning.training.losses import balance_and_confidence  # noqa: F401  (kept importable from here)
+
 
 @dataclasses.dataclass
 class FCParams:
@@ -32,15 +34,3 @@ def fc_quadratic(params: FCParams, x: torch.Tensor) -> torch.Tensor:
     """Logits V (W x + b)^2 + c, shape (R, n, classes); x is (n, d) or (R, n, d)."""
     h = (torch.matmul(x, params.W.transpose(1, 2)) + params.b[:, None, :]) ** 2
     return torch.matmul(h, params.V.transpose(1, 2)) + params.c[:, None, :]
-
-
-def balance_and_confidence(logits: torch.Tensor) -> torch.Tensor:
-    """R1 + R2 of eqs. (291)-(293) per replica: R1 = sum_j pbar_j log pbar_j (negative entropy of the mean
-    prediction: minimising it balances the classes), R2 = mean per-sample entropy (minimising it makes each
-    prediction confident)."""
-    prob = torch.softmax(logits, -1)
-    logp = torch.log_softmax(logits, -1)
-    pbar = prob.mean(-2)
-    r1 = (pbar * torch.log(pbar.clamp_min(1e-300))).sum(-1)
-    r2 = -(prob * logp).sum(-1).mean(-1)
-    return r1, r2

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from feature_learning.data.modular import ModularAddition, token_sequences
-from feature_learning.measure.margins import accuracy, margins
+from feature_learning.measure.metrics import argmax_accuracy, margins
 from feature_learning.models.poly_net import PolyNet, init_poly_net
 from feature_learning.models.transformer import Transformer, TransformerConfig, init_transformer
 from feature_learning.training.loop import OptimConfig, minibatches, train
@@ -61,13 +61,13 @@ def train_poly_net(
         logits = logits_in_chunks(net, inputs)
         norm = net.group_norm()
         out = {
-            "train_acc": accuracy(logits[:, train_idx], labels[train_idx]),
+            "train_acc": argmax_accuracy(logits[:, train_idx], labels[train_idx]),
             # normalised margin over all of Z_p^k (Definition 4.4): min g(theta) / ||theta||^(k+1)
             "margin": margins(logits, labels).min(dim=-1).values / norm.pow(net.homogeneity),
             "norm": norm,
         }
         if len(test_idx):
-            out["test_acc"] = accuracy(logits[:, test_idx], labels[test_idx])
+            out["test_acc"] = argmax_accuracy(logits[:, test_idx], labels[test_idx])
         return out
 
     history = train(net.parameters(), loss, config, log_every=log_every, log_fn=log)
@@ -102,9 +102,9 @@ def train_transformer(
 
     def log(step: int) -> dict[str, torch.Tensor]:
         logits = logits_in_chunks(model, tokens)
-        out = {"train_acc": accuracy(logits[:, train_idx], labels[train_idx])}
+        out = {"train_acc": argmax_accuracy(logits[:, train_idx], labels[train_idx])}
         if len(test_idx):
-            out["test_acc"] = accuracy(logits[:, test_idx], labels[test_idx])
+            out["test_acc"] = argmax_accuracy(logits[:, test_idx], labels[test_idx])
         return out
 
     history = train(model.parameters(), loss, config, log_every=log_every, log_fn=log)
