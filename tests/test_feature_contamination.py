@@ -10,7 +10,7 @@ from feature_learning.data.digits_border import border_mask, with_border
 from feature_learning.data.structured_features import ConcentricBalls, StructuredFeatures, orthonormal_dictionary
 from feature_learning.experiments import feature_contamination as chapter
 from feature_learning.measure import contamination as measure
-from feature_learning.models.two_layer import init_default, init_fixed_output
+from feature_learning.models.two_layer import init_fixed_output, init_torch_default
 from feature_learning.theory import feature_contamination as theory
 from feature_learning.training.losses import hinge
 from feature_learning.training.online import online_sgd, train_online
@@ -50,7 +50,7 @@ def test_reduced_coordinates_are_exact():
     d, d0, m = 40, 8, 6
     M = orthonormal_dictionary(d, d0, gen())
     assert torch.allclose(M.T @ M, torch.eye(d0, dtype=torch.float64), atol=1e-12)
-    net = init_fixed_output(1, m, d0, d_ambient=d, generator=gen(), dtype=torch.float64)
+    net = init_fixed_output(1, d0, m, d_ambient=d, generator=gen(), dtype=torch.float64)
     resid = torch.randn(m, d, generator=gen(2), dtype=torch.float64)
     resid = resid - resid @ M @ M.T
     ambient = dataclasses.replace(net, W=(net.W[0].detach() @ M.T + resid)[None])
@@ -59,7 +59,7 @@ def test_reduced_coordinates_are_exact():
 
 
 def test_fixed_output_init():
-    net = init_fixed_output(4, 500, 30, d_ambient=120, generator=gen())
+    net = init_fixed_output(4, 30, 500, d_ambient=120, generator=gen())
     assert net.W.shape == (4, 500, 30) and torch.all(net.a.abs() == 1 / 500)
     assert abs(net.W.var().item() - 1 / 120) < 5e-4
     assert net.parameters() == [net.W] and not net.a.requires_grad
@@ -67,7 +67,7 @@ def test_fixed_output_init():
 
 def test_gradient_projections_match_eq14():
     data = StructuredFeatures(6, 6)
-    net = init_fixed_output(2, 16, 12, d_ambient=12, generator=gen(), dtype=torch.float64)
+    net = init_fixed_output(2, 12, 16, d_ambient=12, generator=gen(), dtype=torch.float64)
     x, y, _ = data.sample(3000, replicas=2, generator=gen(1), dtype=torch.float64)
     core, bg = measure.gradient_projections(net, x, y, 6)
     core14, bg14 = measure.eq14_projections(net, x, y, 6)
@@ -76,7 +76,7 @@ def test_gradient_projections_match_eq14():
 
 def test_class_correlations_monte_carlo():
     data = StructuredFeatures(6, 6)
-    net = init_fixed_output(1, 5, 12, d_ambient=3, generator=gen(), dtype=torch.float64)
+    net = init_fixed_output(1, 12, 5, d_ambient=3, generator=gen(), dtype=torch.float64)
     x, y, _ = data.sample(200000, generator=gen(1), dtype=torch.float64)
     pos, neg = measure.class_correlations(net, 6, 0.5, 0.5)
     pre = net.preactivation(x)[0]  # (n, m)
@@ -90,7 +90,7 @@ def test_class_correlations_monte_carlo():
 
 def test_online_sgd_step_is_eq4():
     data = StructuredFeatures(3, 3)
-    net = init_fixed_output(1, 4, 6, d_ambient=6, generator=gen(), dtype=torch.float64)
+    net = init_fixed_output(1, 6, 4, d_ambient=6, generator=gen(), dtype=torch.float64)
     W0 = net.W.detach().clone()
     x, y, _ = data.sample(32, replicas=1, generator=gen(1), dtype=torch.float64)
     grad = torch.autograd.grad(hinge(net(x), y).mean(), net.W)[0]
@@ -99,11 +99,11 @@ def test_online_sgd_step_is_eq4():
 
 
 def test_default_init_shapes_and_bounds():
-    net = init_default(2, 10, 7, 3, activation="tanh", generator=gen())
+    net = init_torch_default(2, 10, 7, d_out=3, activation="tanh", generator=gen())
     assert net(torch.zeros(5, 10)).shape == (2, 5, 3) and len(net.parameters()) == 4
     assert net.W.abs().max() <= 10**-0.5
     with pytest.raises(ValueError):
-        init_default(1, 2, 2, None, activation="swish", generator=gen())
+        init_torch_default(1, 2, 2, activation="swish", generator=gen())
 
 
 def test_digits_border():

@@ -16,7 +16,7 @@ import torch
 from feature_learning.book.profiles import by_profile
 from feature_learning.data.structured_features import ConcentricBalls, StructuredFeatures
 from feature_learning.measure import contamination as measure
-from feature_learning.models.two_layer import init_default, init_fixed_output
+from feature_learning.models.two_layer import init_fixed_output, init_torch_default
 from feature_learning.training.loop import OptimConfig, train
 from feature_learning.training.losses import half_squared_error, hinge, logistic
 from feature_learning.training.online import online_sgd, train_online
@@ -101,7 +101,7 @@ def run_classification(size: ContaminationSizes, activation: str, generator: tor
     weights at the logged steps listed in ``snapshots`` are in ``history["snapshots"]`` ({step: W}). ``data``
     replaces the feature model of F.1 (e.g. by one whose background has mean zero in training)."""
     data = model_of(size) if data is None else data
-    net = init_fixed_output(size.seeds, size.width, size.d0, d_ambient=size.d, activation=activation,
+    net = init_fixed_output(size.seeds, size.d0, size.width, d_ambient=size.d, activation=activation,
                             generator=generator, device=device)
     (x_id, y_id), (x_ood, y_ood) = test_sets(size, generator, device, data)
     mu = data.mu_core()
@@ -142,8 +142,8 @@ def run_regression(size: ContaminationSizes, activation: str, generator: torch.G
     size = dataclasses.replace(size, d_core=d_half, d_bg=d_half, d=d_half * size.d // size.d_core, width=width,
                                batch=batch)
     data = model_of(size)
-    net = init_fixed_output(size.seeds, size.width, size.d0, d_ambient=size.d, activation=activation,
-                            generator=generator, device=device, d_out=size.d_core, train_output=True)
+    net = init_fixed_output(size.seeds, size.d0, size.width, d_ambient=size.d, activation=activation,
+                            generator=generator, device=device, d_out=size.d_core, trained=("W", "a"))
     x_id, _, _ = data.sample(size.n_test, split="id", generator=generator, device=device)
     x_ood, _, _ = data.sample(size.n_test, split="ood", generator=generator, device=device)
     u_bg = torch.ones(size.d_bg, device=device) / size.d_bg**0.5
@@ -173,8 +173,8 @@ def run_extension(size: ContaminationSizes, activation: str, generator: torch.Ge
     with biases and both layers trained (PyTorch default init), AdamW, logistic loss (the source names no loss,
     step size or decay: ours are in :class:`ContaminationSizes` and weight decay 1e-2)."""
     data = ConcentricBalls(d_core=size.d_core, d_bg=size.d_bg)
-    net = init_default(size.seeds, data.d0, size.ext_width, None, activation=activation, generator=generator,
-                       device=device)
+    net = init_torch_default(size.seeds, data.d0, size.ext_width, activation=activation, generator=generator,
+                             device=device)
     x_id, y_id = data.sample(size.n_test, split="id", generator=generator, device=device)
     x_ood, y_ood = data.sample(size.n_test, split="ood", generator=generator, device=device)
     W0 = net.W.detach().clone()
@@ -263,8 +263,8 @@ def run_digits_distillation(size: ContaminationSizes, activation: str, generator
     def teacher(images):
         return (images[:, core] - mean) @ basis
 
-    net = init_default(size.seeds, 100, size.digits_width, teacher_dim, activation=activation, generator=generator,
-                       device=device)
+    net = init_torch_default(size.seeds, 100, size.digits_width, d_out=teacher_dim, activation=activation,
+                             generator=generator, device=device)
 
     def loss_fn(step):
         idx = torch.randint(0, n_train, (size.seeds, 128), generator=generator)

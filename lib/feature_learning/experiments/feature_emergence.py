@@ -37,7 +37,7 @@ from feature_learning.models.truncated_relu import (
     symmetric_init,
     weighted_hinge,
 )
-from feature_learning.models.two_layer import init_default
+from feature_learning.models.two_layer import init_torch_default
 from feature_learning.training.loop import OptimConfig, minibatches, train
 from feature_learning.training.truncated_relu import (
     StageConfig,
@@ -367,7 +367,7 @@ def gaussian_mixture_features(d: int, k: int, sigma_r: float, size: FeatureEmerg
     x, y = (torch.stack([t[i] for t in train_set]).to(device) for i in (0, 1))
     xt, yt = (torch.stack([t[i] for t in test_set]).to(device) for i in (0, 1))
     centres, centre_labels = (torch.stack(t) for t in zip(*(hypercube_centres(M) for M in Ms), strict=True))
-    net = init_default(S, d, size.mix_width, None, activation="relu", generator=generator, device=device)
+    net = init_torch_default(S, d, size.mix_width, generator=generator, device=device)
     W0 = net.W.detach().clone()
     batch = minibatches(torch.arange(n), size.mix_batch, generator)
 

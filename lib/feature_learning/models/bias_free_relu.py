@@ -14,7 +14,12 @@ import math
 
 import torch
 
-LOGISTIC_SLOPE_AT_ZERO = 0.5  # -l'(0) for l(z) = ln(1 + e^{-z})
+from feature_learning.theory.simplicity_bias import (  # noqa: F401  (kept importable from here)
+    LOGISTIC_SLOPE_AT_ZERO,
+    g_extrema_on_circle,
+    g_function,
+    g_on_circle,
+)
 
 
 def _batched(X: torch.Tensor, R: int) -> torch.Tensor:
@@ -47,32 +52,6 @@ def logistic_loss_and_grads(u: torch.Tensor, V: torch.Tensor, X: torch.Tensor, y
     mask = (pre > 0).to(pre.dtype) * weight.unsqueeze(-1)  # (R, n, m)
     grad_V = -u.unsqueeze(-1) * (mask.transpose(-1, -2) @ Xb)
     return loss, grad_u, grad_V
-
-
-def g_function(V: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """G(v) = (-l'(0)/n) sum_i relu(v . x_i) y_i (eq. (2)) for every row of V (..., d) -> (...)."""
-    return LOGISTIC_SLOPE_AT_ZERO * (torch.relu(V @ X.T) * y).mean(-1)
-
-
-def g_on_circle(X: torch.Tensor, y: torch.Tensor, n_grid: int = 20000) -> tuple[torch.Tensor, torch.Tensor]:
-    """G(cos phi, sin phi) on a uniform grid of phi in [-pi, pi) for data in R^2: returns (phi, G)."""
-    phi = torch.linspace(-math.pi, math.pi, n_grid + 1, dtype=X.dtype)[:-1]
-    dirs = torch.stack([phi.cos(), phi.sin()], dim=-1)
-    return phi, g_function(dirs, X, y)
-
-
-def g_extrema_on_circle(X: torch.Tensor, y: torch.Tensor, n_grid: int = 20000, keep: float = 0.5):
-    """Local maxima of G with G > 0 and local minima with G < 0 on the circle, keeping those with
-    |G| >= keep * max|G|. Returns (phi, G-values, sign) sorted by angle; sign +1 marks maxima (the attractors of
-    neurons with u > 0), -1 minima (attractors of u < 0). lambda = max|G| is the Phase-1 growth rate."""
-    phi, g = g_on_circle(X, y, n_grid)
-    left, right = g.roll(1), g.roll(-1)
-    is_max = (g >= left) & (g > right) & (g > 0)
-    is_min = (g <= left) & (g < right) & (g < 0)
-    lam = g.abs().max()
-    chosen = (is_max | is_min) & (g.abs() >= keep * lam)
-    sign = torch.where(is_max, 1.0, -1.0).to(g.dtype)
-    return phi[chosen], g[chosen], sign[chosen]
 
 
 def init_balanced(R: int, m: int, d: int, scale: float, *, generator: torch.Generator, dtype=torch.float64):

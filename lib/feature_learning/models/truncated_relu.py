@@ -16,37 +16,17 @@ initialisation, trained in parameter space without materialising its features).
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import torch
 
-SQRT2 = math.sqrt(2.0)
-INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-
-
-def trunc_relu(z: torch.Tensor) -> torch.Tensor:
-    """sigma(z) = min(1, max(z, 0)) (eq. (2))."""
-    return z.clamp(0.0, 1.0)
-
-
-def _rho(u: torch.Tensor, s: float) -> torch.Tensor:
-    """E relu(u + xi), xi ~ N(0, s^2): u Phi(u/s) + s phi(u/s)."""
-    t = u / s
-    return u * torch.special.ndtr(t) + s * INV_SQRT_2PI * torch.exp(-0.5 * t * t)
-
-
-def smoothed_trunc_relu(z: torch.Tensor, s: float) -> torch.Tensor:
-    """E_xi sigma(z + xi) with xi ~ N(0, s^2) = rho_s(z) - rho_s(z - 1) (footnote 1 / eq. (3)); s = 0 gives sigma."""
-    if s == 0:
-        return trunc_relu(z)
-    return _rho(z, s) - _rho(z - 1.0, s)
-
-
-def smoothed_trunc_relu_grad(z: torch.Tensor, s: float) -> torch.Tensor:
-    """d/dz of the smoothed activation = Pr_xi[z + xi in (0, 1)] = Phi(z/s) - Phi((z-1)/s) (Lemma 12's indicator)."""
-    if s == 0:
-        return ((z > 0) & (z < 1)).to(z.dtype)
-    return torch.special.ndtr(z / s) - torch.special.ndtr((z - 1.0) / s)
+from feature_learning.models.two_layer import (  # noqa: F401  (kept importable from here)
+    INV_SQRT_2PI,
+    SQRT2,
+    paper_init_scales,
+    smoothed_trunc_relu,
+    smoothed_trunc_relu_grad,
+    trunc_relu,
+)
 
 
 @dataclasses.dataclass
@@ -75,11 +55,6 @@ def symmetric_init(replicas: int, m: int, d: int, *, sigma_w: float, sigma_b: fl
     a = sigma_a * torch.randn(replicas, m, generator=generator, dtype=torch.float64)
     params = TwoLayerParams(torch.cat([W, W], 1), torch.cat([b, b], 1), torch.cat([a, -a], 1))
     return TwoLayerParams(*(t.to(device=device, dtype=dtype) for t in params.tensors()))
-
-
-def paper_init_scales(k: int, sigma_tilde: float, gamma: float) -> dict[str, float]:
-    """sigma_w = 1/k, sigma_b = 1/k^2, sigma_a = sigma~^2/(gamma k^2) (Section 3.1 / Theorem 26)."""
-    return {"sigma_w": 1.0 / k, "sigma_b": 1.0 / k**2, "sigma_a": sigma_tilde**2 / (gamma * k**2)}
 
 
 def preactivations(params: TwoLayerParams, x: torch.Tensor) -> torch.Tensor:

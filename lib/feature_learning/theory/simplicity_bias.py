@@ -1,11 +1,18 @@
 """SymPy closed forms for "Simplicity Bias of Two-Layer Networks beyond Linearly Separable Data" (Tsoy &
 Konstantinov, ICML 2024): the logistic constants, the smoothed ReLU of Sec. 2 (Prop. B.2), G on the circle for
 XOR and skewed-XOR data and its extrema (Lemma 5.2, Sec. 6), the Lemma 5.2 algebra, the capture probability of
-Lemma 5.3, the exponent bookkeeping of App. B.3 / C and the numerical constants of Prop. 5.7 (App. D.3)."""
+Lemma 5.3, the exponent bookkeeping of App. B.3 / C and the numerical constants of Prop. 5.7 (App. D.3).
+
+Also the numerical function G of eq. (2) on data (:func:`g_function`, :func:`g_on_circle`,
+:func:`g_extrema_on_circle`): the width-independent drift of every neuron while the network is small (Thm 4.1).
+"""
 
 from __future__ import annotations
 
+import math
+
 import sympy as sp
+import torch
 
 z, a_, c_, phi, alpha = sp.symbols("z a c varphi alpha", real=True)
 delta, xi = sp.symbols("delta xi", nonnegative=True)
@@ -151,3 +158,34 @@ def prop_5_7_constants(a="1/100", b="1/1000", c=1000, q="8/3", digits: int = 30)
     x_at_bound = sp.nsolve(h((1 - 2 * a) * xs**2) - ev(bound), xs, 2.2)
     return {"A": ev(A), "B": ev(B), "C": ev(C), "h_YT": ev(hYT), "bound": ev(bound), "threshold": ev(threshold),
             "margin_bound": margin, "x_at_bound": x_at_bound, "A_expr": A, "C_expr": C}
+
+
+# -- G of eq. (2) on a finite data set (torch) ----------------------------------------------------------------------
+LOGISTIC_SLOPE_AT_ZERO = 0.5  # -l'(0) for l(z) = ln(1 + e^{-z})
+
+
+def g_function(V: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """G(v) = (-l'(0)/n) sum_i relu(v . x_i) y_i (eq. (2), logistic loss: -l'(0) = 1/2) for every row of V:
+    V (..., d), X (n, d), y (n,) -> (...)."""
+    return LOGISTIC_SLOPE_AT_ZERO * (torch.relu(V @ X.T) * y).mean(-1)
+
+
+def g_on_circle(X: torch.Tensor, y: torch.Tensor, n_grid: int = 20000) -> tuple[torch.Tensor, torch.Tensor]:
+    """G(cos phi, sin phi) on a uniform grid of phi in [-pi, pi) for data in R^2: returns (phi, G)."""
+    angle = torch.linspace(-math.pi, math.pi, n_grid + 1, dtype=X.dtype)[:-1]
+    dirs = torch.stack([angle.cos(), angle.sin()], dim=-1)
+    return angle, g_function(dirs, X, y)
+
+
+def g_extrema_on_circle(X: torch.Tensor, y: torch.Tensor, n_grid: int = 20000, keep: float = 0.5):
+    """Local maxima of G with G > 0 and local minima with G < 0 on the circle, keeping those with
+    |G| >= keep * max|G|. Returns (phi, G-values, sign) sorted by angle; sign +1 marks maxima (the attractors of
+    neurons with a > 0), -1 minima (attractors of a < 0). lambda = max|G| is the Phase-1 growth rate (Sec. 5)."""
+    angle, g = g_on_circle(X, y, n_grid)
+    left, right = g.roll(1), g.roll(-1)
+    is_max = (g >= left) & (g > right) & (g > 0)
+    is_min = (g <= left) & (g < right) & (g < 0)
+    lam = g.abs().max()
+    chosen = (is_max | is_min) & (g.abs() >= keep * lam)
+    sign = torch.where(is_max, 1.0, -1.0).to(g.dtype)
+    return angle[chosen], g[chosen], sign[chosen]
