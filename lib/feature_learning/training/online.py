@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import torch
 
-from feature_learning.training.loop import OptimConfig, train
+from feature_learning.training.loop import OptimConfig, fresh_batches, train
 
 
 def online_sgd(steps: int, lr: float, weight_decay: float) -> OptimConfig:
@@ -33,10 +33,6 @@ def train_online(
     log_fn: Callable[[int], dict] | None = None,
 ) -> dict[str, torch.Tensor]:
     """Train ``net`` (anything with ``parameters()`` and ``__call__``) on fresh batches ``sample(step)`` =
-    (inputs, targets) of shape (R, N, ...); ``loss(outputs, targets)`` is per example, shape (R, N)."""
-
-    def loss_fn(step: int) -> torch.Tensor:
-        x, target = sample(step)
-        return loss(net(x), target).mean(-1).sum()
-
-    return train(net.parameters(), loss_fn, config, log_every=log_every, log_fn=log_fn)
+    (inputs, targets) of shape (R, N, ...); ``loss(outputs, targets)`` is per example, shape (R, N)
+    (:func:`feature_learning.training.loop.fresh_batches`)."""
+    return train(net.parameters(), fresh_batches(net, sample, loss), config, log_every=log_every, log_fn=log_fn)
