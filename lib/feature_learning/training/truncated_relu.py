@@ -19,6 +19,12 @@ import dataclasses
 
 import torch
 
+from feature_learning.measure.geometry import (  # noqa: F401  (kept importable from here)
+    classical_mds,
+    cosine_to,
+    feature_snr,
+    pairwise_cosines,
+)
 from feature_learning.models.truncated_relu import (
     TwoLayerParams,
     accuracy,
@@ -174,40 +180,3 @@ def linear_probe(f_train: torch.Tensor, y_train: torch.Tensor, f_test: torch.Ten
         return accuracy(yy, torch.einsum("rnp,rp->rn", f, w) + c)
 
     return {"train_acc": acc(f_train, y_train), "test_acc": acc(f_test, y_test)}
-
-
-def cosine_to(W: torch.Tensor, v: torch.Tensor, perp_sq: torch.Tensor | None = None) -> torch.Tensor:
-    """cos(w_i, v) for every unit, shape (R, 2m) (signed; the source reports the max over i). ``v`` is (d,) or one
-    direction per replica (R, d). ``perp_sq`` (R, 2m), if given, is the squared norm of a part of each w_i
-    orthogonal to every coordinate of W and v (the weights' component outside span(M) when W is in pattern
-    coordinates, see :func:`feature_learning.data.sparse_coding.pattern_coordinates`); it enters the norm only."""
-    num = torch.einsum("rid,d->ri", W, v) if v.dim() == 1 else torch.einsum("rid,rd->ri", W, v)
-    norm_sq = W.pow(2).sum(-1) if perp_sq is None else W.pow(2).sum(-1) + perp_sq
-    return num / (norm_sq.sqrt().clamp_min(1e-300) * v.norm(dim=-1, keepdim=v.dim() == 2))
-
-
-def pairwise_cosines(W: torch.Tensor) -> torch.Tensor:
-    """Cosine similarities among the units of one network, (2m, 2m) for W (2m, d): Figure 2's input to MDS."""
-    U = W / W.norm(dim=-1, keepdim=True).clamp_min(1e-300)
-    return U @ U.T
-
-
-def classical_mds(dissimilarity: torch.Tensor, dim: int = 2) -> torch.Tensor:
-    """Classical (Torgerson) multidimensional scaling of a symmetric dissimilarity matrix, coordinates (n, dim)."""
-    D2 = dissimilarity.double() ** 2
-    n = D2.shape[0]
-    J = torch.eye(n, dtype=D2.dtype) - 1.0 / n
-    B = -0.5 * J @ D2 @ J
-    vals, vecs = torch.linalg.eigh(B)
-    order = torch.argsort(vals, descending=True)[:dim]
-    return vecs[:, order] * vals[order].clamp_min(0).sqrt()
-
-
-def feature_snr(grad_W: torch.Tensor, M: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
-    """Coordinates T_j of gradients (R, 2m, d) in the dictionary basis (Lemma 15): returns |T_A| mean over A
-    divided by the root-mean-square T_j over j not in A, per replica (R,)."""
-    T = torch.einsum("rid,dj->rij", grad_W, M).abs()
-    mask = torch.zeros(M.shape[1], dtype=torch.bool)
-    mask[A] = True
-    return T[..., mask].mean((-1, -2)) / T[..., ~mask].pow(2).mean((-1, -2)).sqrt().clamp_min(1e-300)
-
