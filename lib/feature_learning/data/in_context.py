@@ -12,18 +12,7 @@ import math
 
 import torch
 
-
-def random_orthogonal(d: int, generator: torch.Generator, dtype: torch.dtype = torch.float64) -> torch.Tensor:
-    """A Haar-random orthogonal d x d matrix (QR of a Gaussian matrix with the signs of R's diagonal fixed)."""
-    A = torch.randn(d, d, generator=generator, dtype=dtype)
-    Q, R = torch.linalg.qr(A)
-    return Q * torch.sign(torch.diagonal(R))
-
-
-def unit_sphere(B: int, d: int, generator: torch.Generator, dtype: torch.dtype = torch.float64) -> torch.Tensor:
-    """B vectors uniform on the unit sphere S^{d-1} (Definition 8.3; the source writes S^d)."""
-    v = torch.randn(B, d, generator=generator, dtype=dtype)
-    return v / v.norm(dim=-1, keepdim=True)
+from feature_learning.data.bases import random_orthogonal, unit_sphere  # noqa: F401  (kept importable from here)
 
 
 def gaussian_design(B: int, n: int, d: int, generator: torch.Generator, dtype: torch.dtype = torch.float64):

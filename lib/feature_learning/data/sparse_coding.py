@@ -33,17 +33,9 @@ import math
 
 import torch
 
+from feature_learning.data.bases import orthonormal_dictionary  # noqa: F401  (kept importable from here)
+
 LAWS = ("parity_mixture", "uniform", "bernoulli")
-
-
-def orthonormal_dictionary(d: int, D: int, generator: torch.Generator, dtype=torch.float64) -> torch.Tensor:
-    """A random d x D dictionary with orthonormal columns (M^T M = I_D), the main text's assumption."""
-    if D > d:
-        raise ValueError(f"an orthonormal dictionary needs D <= d, got D={D}, d={d}")
-    g = torch.randn(d, D, generator=generator, dtype=torch.float64)
-    q, r = torch.linalg.qr(g)
-    q = q * torch.sign(torch.diagonal(r))  # Haar-distributed columns
-    return q.to(dtype)
 
 
 def parity_set(k: int) -> tuple[int, ...]:

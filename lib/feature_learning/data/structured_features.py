@@ -10,7 +10,8 @@ background z_j ~ U[-1, 0] (appendix F.1). The background features are independen
 Every input lies in span(M), and Gaussian initialisation and (S)GD are rotation-equivariant, so the components of a
 weight vector orthogonal to span(M) receive only weight decay and never change the output. We therefore sample in
 the *reduced coordinates* x = M^T x in R^{d0} (core coordinates first); the ambient dimension d enters only through
-the initialisation variance 1/d (see :func:`orthonormal_dictionary` and the tests for the equivalence).
+the initialisation variance 1/d (see :func:`feature_learning.data.bases.orthonormal_dictionary` and the tests for
+the equivalence).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from __future__ import annotations
 import dataclasses
 
 import torch
+
+from feature_learning.data.bases import orthonormal_dictionary  # noqa: F401  (kept importable from here)
 
 SPLITS = ("id", "ood")
 
@@ -60,14 +63,6 @@ class StructuredFeatures:
         """The OOD-optimal representation used as distillation target, (y z_j)_{j in S_core} = (<x, m_j>)_{core}:
         the core part of x (appendix F.1 "regression"; the signed version, see the chapter's discussion)."""
         return x[..., : self.d_core]
-
-
-def orthonormal_dictionary(d: int, d0: int, generator: torch.Generator, dtype=torch.float64) -> torch.Tensor:
-    """A random M in R^{d x d0} with orthonormal columns (QR of a Gaussian matrix)."""
-    if d0 > d:
-        raise ValueError(f"need d0 <= d, got d0={d0}, d={d}")
-    q, r = torch.linalg.qr(torch.randn(d, d0, generator=generator, dtype=dtype))
-    return q * torch.sign(torch.diagonal(r))
 
 
 @dataclasses.dataclass(frozen=True)
