@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from feature_learning.measure.statistics import binomial_se, mean_se, paired_one_sided_t
+from feature_learning.measure.statistics import binomial_se, mean_se, paired_one_sided_t, seed_mean_sd
 
 
 def test_mean_se_matches_the_textbook_formula_and_refuses_one_sample():
@@ -27,3 +27,11 @@ def test_paired_one_sided_t_direction_and_known_value():
     assert t == pytest.approx(d.mean() / (d.std(ddof=1) / 2))
     assert 0 < p < 0.05
     assert paired_one_sided_t(b, a)[1] == pytest.approx(1 - p)
+
+
+def test_seed_mean_sd_is_the_sample_sd_and_refuses_one_seed():
+    mean, sd = seed_mean_sd([1.0, 2.0, 4.0, 7.0])
+    assert mean == pytest.approx(3.5) and sd == pytest.approx(np.sqrt(((np.array([1, 2, 4, 7]) - 3.5) ** 2).sum() / 3))
+    means, sds = seed_mean_sd(np.array([[1.0, 5.0], [3.0, 5.0], [5.0, 5.0]]))
+    assert means.tolist() == [3.0, 5.0] and sds.tolist() == pytest.approx([2.0, 0.0])
+    assert np.isnan(seed_mean_sd([1.0])[1])

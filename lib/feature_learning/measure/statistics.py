@@ -23,6 +23,15 @@ def mean_se(values, axis: int = 0) -> tuple[np.ndarray | float, np.ndarray | flo
     return (float(mean), float(se)) if np.ndim(mean) == 0 else (mean, se)
 
 
+def seed_mean_sd(values, axis: int = 0) -> tuple[np.ndarray | float, np.ndarray | float]:
+    """Mean and sample standard deviation (ddof=1) over seeds along ``axis``: the spread of a single run, where
+    :func:`mean_se` gives the uncertainty of the mean. With one seed the standard deviation is ``nan``."""
+    a = np.asarray(values, dtype=float)
+    mean = a.mean(axis=axis)
+    sd = a.std(axis=axis, ddof=1) if a.shape[axis] > 1 else np.full_like(mean, np.nan)
+    return (float(mean), float(sd)) if np.ndim(mean) == 0 else (mean, sd)
+
+
 def binomial_se(p, n) -> float | np.ndarray:
     """Standard error sqrt(p (1 - p) / n) of an accuracy ``p`` measured on ``n`` independent samples."""
     p = np.asarray(p, dtype=float)
