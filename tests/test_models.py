@@ -62,14 +62,20 @@ def test_transformer_last_position_shortcut_equals_full_computation():
 
 
 def test_transformer_is_causal():
+    """Changing the token at position j changes no output at a position before j, and changes those from j on;
+    the last position of the all-positions read-out is the fast path's output."""
     cfg = TransformerConfig(vocab=7, seq_len=6, n_out=5, d_model=16, n_heads=2, d_head=8, d_mlp=32, n_blocks=2)
-    model = init_transformer(cfg, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    model = init_transformer(cfg, replicas=2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     tokens = token_sequences(all_tuples(3, 5)[:4], 5)
-    # the output at the last position of a prefix ignores nothing before it but nothing after it exists;
-    # check instead that changing a token changes the output (attention reaches back)
-    changed = tokens.clone()
-    changed[:, 0] = (changed[:, 0] + 1) % 5
-    assert not torch.allclose(model(tokens), model(changed))
+    every = model(tokens, all_positions=True)
+    assert every.shape == (2, 4, 6, 5)
+    assert torch.allclose(every[:, :, -1], model(tokens), atol=1e-12)
+    for j in range(tokens.shape[1]):
+        changed = tokens.clone()
+        changed[:, j] = (changed[:, j] + 1) % 7
+        out = model(changed, all_positions=True)
+        assert torch.equal(out[:, :, :j], every[:, :, :j])
+        assert (out[:, :, j:] - every[:, :, j:]).abs().amax(dim=(0, 1, 3)).min() > 1e-6
 
 
 def test_attention_matrix_definition():

@@ -42,10 +42,12 @@ class Transformer:
     def parameters(self) -> list[torch.Tensor]:
         return list(self.params.values())
 
-    def __call__(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Logits (R, N, n_out) read out at the last position of ``tokens`` (N, T)."""
+    def __call__(self, tokens: torch.Tensor, all_positions: bool = False) -> torch.Tensor:
+        """Logits (R, N, n_out) read out at the last position of ``tokens`` (N, T); with ``all_positions``, at every
+        position (R, N, T, n_out)."""
         T = tokens.shape[1]
-        return self.forward_embedded(self.params["embed"][:, tokens] + self.params["pos"][:, None, :T])
+        x = self.params["embed"][:, tokens] + self.params["pos"][:, None, :T]
+        return self.forward_embedded(x, all_positions=all_positions)
 
     def forward_continuous(self, inputs: torch.Tensor) -> torch.Tensor:
         """Logits (R, N, n_out) for real-valued tokens ``inputs`` (N, T, vocab): ``embed`` acts as a linear map
@@ -54,14 +56,16 @@ class Transformer:
         x = torch.einsum("ntk,rkd->rntd", inputs, self.params["embed"]) + self.params["pos"][:, None, :T]
         return self.forward_embedded(x)
 
-    def forward_embedded(self, x: torch.Tensor) -> torch.Tensor:
-        """The residual blocks and read-out on embedded tokens x (R, N, T, d)."""
+    def forward_embedded(self, x: torch.Tensor, all_positions: bool = False) -> torch.Tensor:
+        """The residual blocks and read-out on embedded tokens x (R, N, T, d): logits at the last position
+        (R, N, n_out), or at every position (R, N, T, n_out) with ``all_positions``."""
         P, c = self.params, self.config
         T = x.shape[2]
         causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
         for b in range(c.n_blocks):
-            # Only the last position is read out, so the last block needs its query and MLP there alone.
-            rows = slice(T - 1, T) if b == c.n_blocks - 1 else slice(0, T)
+            # When only the last position is read out, the last block needs its query and MLP there alone.
+            last_only = b == c.n_blocks - 1 and not all_positions
+            rows = slice(T - 1, T) if last_only else slice(0, T)
             q = torch.einsum("rntd,rhde->rnhte", x[:, :, rows], P["W_Q"][:, b])
             k = torch.einsum("rntd,rhde->rnhte", x, P["W_K"][:, b])
             v = torch.einsum("rntd,rhde->rnhte", x, P["W_V"][:, b])
@@ -70,6 +74,8 @@ class Transformer:
             x = x[:, :, rows] + torch.einsum("rnhte,rhed->rntd", attn @ v, P["W_O"][:, b])
             hidden = F.gelu(torch.einsum("rntd,rdf->rntf", x, P["W_in"][:, b]) + P["b_in"][:, b, None, None])
             x = x + torch.einsum("rntf,rfd->rntd", hidden, P["W_out"][:, b]) + P["b_out"][:, b, None, None]
+        if all_positions:
+            return torch.einsum("rntd,rdo->rnto", x, P["unembed"])
         return torch.einsum("rnd,rdo->rno", x[:, :, -1], P["unembed"])
 
     def attention_matrix(self, tokens: torch.Tensor, block: int = 0) -> torch.Tensor:
