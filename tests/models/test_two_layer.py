@@ -114,7 +114,8 @@ def test_dissertation_symmetric_init_3_9_and_lemma_b71():
     net = init_symmetric_gaussian(2, d, 4 * m, sigma_w=1.0, sigma_a=0.3, bias=-0.2, blocks=4,
                                   activation="relu", trained=("W", "a"), generator=gen(7))
     assert net.parameters() == [net.W, net.a] and not net.b.requires_grad
-    assert torch.equal(net.b[:, :m], torch.full((2, m), -0.2, dtype=D)) and torch.equal(net.b[:, m:2 * m], -net.b[:, :m])
+    assert torch.equal(net.b[:, :m], torch.full((2, m), -0.2, dtype=D))
+    assert torch.equal(net.b[:, m:2 * m], -net.b[:, :m])
     half = torch.randn(30, d, generator=gen(8), dtype=D)
     x = torch.cat([half, -half])
     y = torch.sign(torch.randn(30, generator=gen(9), dtype=D)).repeat(2)
