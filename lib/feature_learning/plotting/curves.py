@@ -107,3 +107,41 @@ def contamination_panels(time, histories: dict, title: str = "") -> plt.Figure:
             a.set_title(f"{name}: {t}", fontsize=9)
             a.legend(fontsize=7)
             a.set_xlabel("source SGD steps (eta = 0.001)", fontsize=8)
+
+
+def curve_panels(ts, panels: list[dict], ylabel: str = "", xlabel: str = "t", ylim=None) -> plt.Figure:
+    """One panel per entry, side by side with a shared y axis. Each entry has a ``title``, optional ``thin`` curves
+    (T, k) drawn as thin lines (one per trial) with ``thin_label``, and ``lines``: label -> (curve (T,), style)."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels), 3.2), sharey=True, squeeze=False)
+    ts = to_numpy(ts)
+    for ax, panel in zip(axes[0], panels, strict=True):
+        thin = panel.get("thin")
+        if thin is not None:
+            thin = to_numpy(thin)
+            for j in range(thin.shape[1]):
+                label = panel.get("thin_label") if j == 0 else None
+                ax.plot(ts, thin[:, j], color="C0", lw=0.8, alpha=0.6, label=label)
+        for label, (curve, style) in panel.get("lines", {}).items():
+            ax.plot(ts, to_numpy(curve), style, lw=1.2, label=label)
+        ax.set_title(panel["title"], fontsize=9)
+        ax.set_xlabel(xlabel)
+        if ylim is not None:
+            ax.set_ylim(*ylim)
+    axes[0][0].set_ylabel(ylabel)
+    axes[0][0].legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def loglog_series(x, series: dict, xlabel: str, ylabel: str, hline: float | None = None) -> plt.Figure:
+    """Several series against one x on log-log axes: label -> (values, style); an optional horizontal guide."""
+    fig, ax = plt.subplots(figsize=(5, 3.4))
+    for label, (values, style) in series.items():
+        ax.loglog(to_numpy(x), to_numpy(values), style, label=label)
+    if hline is not None:
+        ax.axhline(hline, color="gray", lw=0.8)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

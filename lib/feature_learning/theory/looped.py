@@ -87,3 +87,40 @@ def gatmiry_min_n(T_val, d_val) -> sp.Expr:
     Ts, ds = sp.symbols("T d", positive=True)
     sol = sp.solve(sp.Eq(8 * Ts * ds**2 / sp.sqrt(n), 2 ** (-2 * Ts)), n)[0]
     return sp.simplify(sol.subs({Ts: T_val, ds: d_val}))
+
+
+def gd_error_step(n: int = 3, d: int = 2):
+    """One GD step (eq. 8.2) in error coordinates, symbolically: with y = X theta* (Definition 8.4),
+    theta^(1) - theta* = (I - eta X^T X)(theta^(0) - theta*). Returns (left side, right side) as d x 1 matrices."""
+    X = sp.Matrix(n, d, lambda i, j: sp.Symbol(f"x_{i + 1}{j + 1}"))
+    theta = sp.Matrix(d, 1, lambda i, j: sp.Symbol(f"theta_{i + 1}"))
+    star = sp.Matrix(d, 1, lambda i, j: sp.Symbol(f"theta^*_{i + 1}"))
+    eta = sp.Symbol("eta", positive=True)
+    y = X * star
+    step = theta - eta * (X.T * X * theta - X.T * y)
+    return (step - star).applyfunc(sp.expand), ((sp.eye(d) - eta * X.T * X) * (theta - star)).applyfunc(sp.expand)
+
+
+def prediction_error_in_eigenbasis(loops: int):
+    """The looped transformer's error <TF, theta*> - alpha after ``loops`` loops, two ways, in the eigenbasis of
+    X^T X = diag(lambda_1, lambda_2) with lambda_1 the largest, theta* = (c_1, c_2), c_1^2 + c_2^2 = 1, q^(0) = 0 and
+    eta = 1/lambda_1: iterating GD symbolically (TF = alpha theta^(T), Theorem 8.14), and the closed form
+    -alpha sum_i c_i^2 (1 - lambda_i / lambda_1)^T derived in the chapter. Returns (iterated, closed form)."""
+    lam1, lam2, alpha = sp.symbols("lambda_1 lambda_2 alpha", positive=True)
+    c1, c2 = sp.symbols("c_1 c_2", real=True)
+    A, star = sp.diag(lam1, lam2), sp.Matrix([c1, c2])
+    theta = sp.zeros(2, 1)
+    for _ in range(loops):
+        theta = theta - (A * theta - A * star) / lam1  # X^T y = X^T X theta*
+    unit = {c2: sp.sqrt(1 - c1**2)}  # ||theta*|| = 1; both sides depend on c_2 through c_2^2 only
+    iterated = (alpha * theta.dot(star) - alpha).subs(unit)
+    closed = -alpha * (c1**2 * (1 - lam1 / lam1) ** loops + c2**2 * (1 - lam2 / lam1) ** loops)
+    return sp.expand(iterated), sp.expand(closed.subs(unit))
+
+
+def log_rate_ratio():
+    """(1/T) ln of the tight squared-distance rate (1 - 1/kappa)^(2T) over the source's exp(-T/kappa), as a function
+    of x = 1/kappa in (0, 1]: 2 ln(1 - x) + x. Returns (x, expression)."""
+    x = sp.symbols("x", positive=True)
+    ratio = sp.expand_log(sp.log(tight_bound_sq() / thesis_bound_sq()).subs(kappa, 1 / x), force=True) / T
+    return x, sp.simplify(ratio)
