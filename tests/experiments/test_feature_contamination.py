@@ -79,7 +79,7 @@ def test_the_derivation_check_visits_every_region():
 def test_regression_extension_and_digits_run_at_a_tiny_size():
     r = run()
     dist = experiment.regression(TINY, r)
-    assert dist.relu.history["id_mse"].shape[1] == TINY.classification.seeds
+    assert dist.relu.history["id_mse"].shape[1] == TINY.regression.seeds
     ext = experiment.extension(TINY, r)
     assert set(ext.final) == set(experiment.EXTENSION_ACTIVATIONS)
     assert ext.worst_stat("id_loss").mean == ext.worst("id_loss")
