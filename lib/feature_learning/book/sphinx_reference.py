@@ -1,6 +1,6 @@
 """Sphinx extension: the book's "Library reference" page, generated from the package itself.
 
-The directive ``library-reference`` walks :mod:`feature_learning` and documents every module with autodoc, one
+The directive ``library-reference`` walks the package ``feature_learning`` and documents every module with autodoc, one
 section per sub-package in the order of the package's layers (data, models, training, measure, theory, plotting,
 experiments, the book's machinery). A module added or removed is picked up by the next build: the page cannot fall
 out of step with the code.

@@ -132,13 +132,13 @@ class Figure81Panel:
 
     @property
     def reliable(self) -> torch.Tensor:
-        """Where the float64 iterates are exact: ln error above :data:`FLOAT_RELIABLE`."""
+        """Where the float64 iterates are exact: ln error above ``FLOAT_RELIABLE``."""
         return self.exact > FLOAT_RELIABLE
 
 
 def fitted_slopes(log_errors: torch.Tensor) -> torch.Tensor:
     """Least-squares slope in t of each column of ``log_errors`` (T+1, B) over its reliable part (ln error above
-    :data:`FLOAT_RELIABLE`), vectorised over the columns."""
+    ``FLOAT_RELIABLE``), vectorised over the columns."""
     t = torch.arange(log_errors.shape[0], dtype=log_errors.dtype)[:, None]
     w = (log_errors > FLOAT_RELIABLE).to(log_errors.dtype)
     count = w.sum(0)
@@ -168,7 +168,7 @@ class Figure81:
 
 def query_row_errors(X: torch.Tensor, theta: torch.Tensor, loops: int) -> torch.Tensor:
     """ln ||theta^(t) - theta*||^2, t = 0..loops, of the constructed looped transformer with eta = 1/L and alpha = 1,
-    run on its query row (:func:`looped_query_rows`): shape (loops+1, B)."""
+    run on its query row (:func:`~feature_learning.models.linear_attention.looped_query_rows`): shape (loops+1, B)."""
     B, _, d = X.shape
     Q, P = gd_construction(d, X.dtype)
     Xy = torch.cat([X, torch.einsum("bnd,bd->bn", X, theta)[..., None]], dim=2)
@@ -223,7 +223,7 @@ class ContextRow:
 
 def error_against_context(size: LoopedSizes, run: Run) -> list[ContextRow]:
     """The prediction error of the looped transformer (eta = 1/L, q^(0) = 0, alpha ~ N(0, 1)) for every T and n,
-    computed on the query row (:func:`looped_query_rows`: the same arithmetic as the full looped transformer, since
+    computed on the query row (:func:`~feature_learning.models.linear_attention.looped_query_rows`: the same arithmetic as the full looped transformer, since
     the mask leaves the example rows fixed, at a cost independent of n)."""
     c = size.context
     Q, P = gd_construction(size.d)
