@@ -18,7 +18,8 @@ standard error over seeds or samples); a claim whose measured value lies within 
 its bound is not yet a claim, and fails as *within noise of its bound*, whichever side it is on.
 
 A claim that is known not to reproduce is recorded with ``known_failure="why"``: it is shown and reported as
-*not reproduced* and does not raise; if it starts to pass, :meth:`ClaimLedger.finish` raises so the chapter's text is updated.
+*not reproduced* and does not raise; if it starts to pass, :meth:`ClaimLedger.finish` raises so the chapter's text
+is updated.
 A documented failure is a property of the claim: it must hold at every seed, profile and device.
 """
 

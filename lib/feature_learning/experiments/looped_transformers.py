@@ -223,8 +223,9 @@ class ContextRow:
 
 def error_against_context(size: LoopedSizes, run: Run) -> list[ContextRow]:
     """The prediction error of the looped transformer (eta = 1/L, q^(0) = 0, alpha ~ N(0, 1)) for every T and n,
-    computed on the query row (:func:`~feature_learning.models.linear_attention.looped_query_rows`: the same arithmetic as the full looped transformer, since
-    the mask leaves the example rows fixed, at a cost independent of n)."""
+    computed on the query row (:func:`~feature_learning.models.linear_attention.looped_query_rows`: the same
+    arithmetic as the full looped transformer, since the mask leaves the example rows fixed, at a cost independent
+    of n)."""
     c = size.context
     Q, P = gd_construction(size.d)
     rows = []

@@ -136,7 +136,8 @@ class TwoLayerNet:
                      weight_decay: dict[str, float] | None = None) -> list[dict]:
         """One optimiser parameter group per trained tensor, ``{"name", "params", ["lr"], ["weight_decay"]}``; a group
         missing from ``lr`` / ``weight_decay`` takes the optimiser's value
-        (:class:`~feature_learning.training.loop.OptimConfig`). With SGD, weight decay 2 lambda is the penalty lambda ||.||^2; lr 0 freezes the group."""
+        (:class:`~feature_learning.training.loop.OptimConfig`). With SGD, weight decay 2 lambda is the penalty
+        lambda ||.||^2; lr 0 freezes the group."""
         lr, weight_decay = lr or {}, weight_decay or {}
         named = self.named_parameters()
         unknown = (set(lr) | set(weight_decay)) - set(named)
