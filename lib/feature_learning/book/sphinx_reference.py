@@ -63,8 +63,14 @@ class LibraryReference(SphinxDirective):
         return container.children
 
 
+def escape_bars(app, what, name, obj, options, lines):
+    """Docstrings write norms and absolute values as |x|, which reStructuredText reads as a substitution: escape it."""
+    lines[:] = [line.replace("|", "\\|") for line in lines]
+
+
 def setup(app):
     app.setup_extension("sphinx.ext.autodoc")
+    app.connect("autodoc-process-docstring", escape_bars)
     app.add_directive("library-reference", LibraryReference)
     app.config.autodoc_typehints = "none"
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
