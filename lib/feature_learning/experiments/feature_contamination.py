@@ -182,8 +182,9 @@ class Stat:
 # ---- Step 1: SymPy's derivative of the hinge loss against Eq. (12) on every sign region --------------------------
 @dataclasses.dataclass
 class RegionCheck:
-    """SymPy's gradient of the hinge loss compared with Eq. (12) / (49) (indicator 1{y h <= 1}) and with the
-    indicator the source prints (1{h <= 1}) at exact points of every sign region (:func:`theory.region_points`)."""
+    """SymPy's gradient of the hinge loss compared with Eq. (12) / (49) (indicator 1{y h <= 1}) and with the indicator
+    the source prints (1{h <= 1}) at exact points of every sign region
+    (:func:`~feature_learning.theory.feature_contamination.region_points`)."""
 
     activation: str
     points: int
@@ -500,9 +501,10 @@ class Mechanism:
 
 
 def gradient_mechanism(size: ContaminationSizes, run: Run, exp: ReluVsLinear) -> Mechanism:
-    """At each snapshot of the ReLU run: the feature-wise gradient of the mean hinge loss on fresh inputs, by
-    autograd and by Eq. (14) (float64), against the rates of Step 2 (:func:`theory.contamination_rates`, with the
-    measured rho_+-: the probability of being active and loss-active on the positive / negative class)."""
+    """At each snapshot of the ReLU run: the feature-wise gradient of the mean hinge loss on fresh inputs, by autograd
+    and by Eq. (14) (float64), against the rates of Step 3
+    (:func:`~feature_learning.theory.feature_contamination.contamination_rates`, with the measured rho_+-: the
+    probability of being active and loss-active on the positive / negative class)."""
     c = size.classification
     data = exp.relu.data
     x, y, _ = data.sample(size.checks.gradient_samples, generator=run.generator("gradient_samples"),
@@ -600,9 +602,10 @@ def figure_regression(dist: Distillation) -> Figure:
 # ---- Experiment 4: other activations, AdamW, concentric balls (Figs. 3d, 10) ----------------------------------------
 def run_extension(size: ContaminationSizes, activation: str, generator: torch.Generator,
                   device=None) -> dict[str, torch.Tensor]:
-    """Fig. 3d / 10: concentric balls (radii 1 and 2) for the core, U[0,1] -> U[-1,0] background, a two-layer net
-    with biases and both layers trained (PyTorch default init), AdamW, logistic loss (the source names no loss,
-    step size or decay: ours are in :class:`Extension`). Returns the history (per replica)."""
+    """Fig. 3d / 10: concentric balls (radii 1 and 2) for the core, U[0,1] -> U[-1,0] background, a two-layer net with
+    biases and both layers trained (PyTorch default init), AdamW, logistic loss (the source names no loss, step size or
+    decay: ours are in :class:`~feature_learning.experiments.feature_contamination.Extension`). Returns the history (per
+    replica)."""
     c, e = size.classification, size.extension
     data = ConcentricBalls(d_core=e.d_core, d_bg=e.d_bg)
     net = init_torch_default(e.seeds, data.d0, e.width, activation=activation, generator=generator, device=device)

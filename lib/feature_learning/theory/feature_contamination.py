@@ -42,9 +42,10 @@ class HingeGradient:
 
 
 def hinge_gradient(activation: str = "relu", width: int = 2, dim: int = 2) -> HingeGradient:
-    """Lemma A.1, Eq. (12): grad_{w_k} max{1 - y h, 0} = -a_k y 1{y h <= 1} 1{<w_k, x> >= 0} x for the ReLU network,
-    and Lemma C.1, Eq. (49), without the activation indicator for the identity network. SymPy differentiates the
-    loss; :func:`region_points` gives points in every sign region to compare the two on."""
+    """Lemma A.1, Eq. (12): grad_{w_k} max{1 - y h, 0} = -a_k y 1{y h <= 1} 1{<w_k, x> >= 0} x for the ReLU network, and
+    Lemma C.1, Eq. (49), without the activation indicator for the identity network. SymPy differentiates the loss;
+    :func:`~feature_learning.theory.feature_contamination.region_points` gives points in every sign region to compare
+    the two on."""
     if activation not in ("relu", "identity"):
         raise ValueError(f"activation must be 'relu' or 'identity', got {activation!r}")
     y = sp.Symbol("y", real=True)
