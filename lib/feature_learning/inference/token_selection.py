@@ -80,6 +80,14 @@ def top_k_sorted(scores: torch.Tensor, k: int) -> torch.Tensor:
     return scores.topk(k, dim=-1).indices.sort(dim=-1).values
 
 
+def top_k_listing_as_printed(scores: torch.Tensor, k: int) -> torch.Tensor:
+    """The listing of appendix G.4.1 taken literally: ``torch.sort(top_k_indices).indices``, the permutation that
+    sorts the top-k positions (a reordering of 0..k-1), not the positions: GemFilter would keep the first k tokens,
+    in a scrambled order. For the chapter's erratum; :func:`top_k_sorted` is what the algorithm means."""
+    k = min(k, scores.shape[-1])
+    return torch.sort(scores.topk(k, dim=-1).indices, dim=-1).indices
+
+
 @dataclasses.dataclass(frozen=True)
 class Selection:
     index: torch.Tensor  # (B, k) kept positions in prompt order

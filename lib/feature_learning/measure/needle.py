@@ -15,6 +15,11 @@ def exact_match(generated: torch.Tensor, answer: torch.Tensor) -> torch.Tensor:
     return (generated[:, : answer.shape[1]] == answer).all(dim=1)
 
 
+def exact_match_rate(generated: torch.Tensor, answer: torch.Tensor) -> float:
+    """Share of prompts whose greedy generation reproduces the whole answer (the chapter's accuracy)."""
+    return float(exact_match(generated, answer).float().mean())
+
+
 def min_distance(index: torch.Tensor, needle_pos: torch.Tensor) -> torch.Tensor:
     """Fig. 9.5's statistic min_{j in J} |j - needle| (B,): 0 exactly when the needle was kept."""
     return (index - needle_pos[:, None]).abs().min(dim=1).values
@@ -48,3 +53,4 @@ def localise_by_layer(model: CausalLM, tokens: torch.Tensor, needle_pos: torch.T
         last.append((index == T - 1).any(dim=1).float().mean())
     return LayerLocalisation(torch.stack(heads), torch.stack(summed), torch.stack(kept), torch.stack(dist),
                              torch.stack(last))
+

@@ -1,0 +1,70 @@
+"""experiments/gemfilter.py: the chapter's sizes, trainer and runs on small models."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from feature_learning.book.profiles import differences, start_run
+from feature_learning.experiments import gemfilter as experiment
+from feature_learning.models.rope_decoder import DecoderConfig, RopeDecoder
+
+
+@pytest.mark.parametrize("profile", ["ci", "book", "full"])
+def test_chapter_sizes_are_consistent(profile):
+    size = experiment.sizes(profile)
+    assert size.model.d_model % size.model.n_heads == 0 and size.model.d_head % 2 == 0  # rotary pairs
+    assert size.probe.length <= size.training.n_max  # the layer-by-layer study stays in distribution
+    assert size.snapkv_window < size.k < size.probe.length and max(size.k_sweep) < size.probe.length
+    assert size.k in size.k_sweep
+    assert any(n <= size.training.n_max for n in size.grid.lengths)
+    assert any(n > size.training.n_max for n in size.grid.lengths)  # the length-generalisation claim has cells
+
+
+def test_ci_changes_only_what_it_says():
+    changed = {path for path, _ in differences(experiment.SIZES)}
+    assert "training.steps" in changed and "model.n_layers" in changed  # full's model, ci's steps
+    assert experiment.CI.model == experiment.BOOK.model
+
+
+def test_new_model_is_seeded_without_touching_the_global_stream():
+    state = torch.random.get_rng_state()
+    a, b = experiment.new_model(experiment.CI.model, 0), experiment.new_model(experiment.CI.model, 0)
+    assert torch.equal(a.embed.key, b.embed.key)
+    assert torch.equal(state, torch.random.get_rng_state())
+
+
+def test_training_path_reduces_the_loss():
+    torch.manual_seed(0)
+    model = RopeDecoder(DecoderConfig(n_layers=2, d_model=32, n_heads=2))
+    recipe = experiment.NeedleTraining(steps=40, batch=16, n_max=16, log_every=10, warmup=5)
+    hist = experiment.train_needle_decoder(model, recipe, torch.Generator().manual_seed(0))
+    assert hist["loss"].shape == (5,) and math.isnan(hist["loss"][0])
+    assert hist["loss"][-1] < 0.6 * hist["loss"][1]
+    assert not model.training
+
+
+def test_first_locating_layer_rule():
+    assert experiment.first_locating_layer(np.array([0.2, 0.95, 0.99, 0.5])) == 2
+    assert experiment.first_locating_layer(np.array([0.2, 0.5, 0.7, 0.3])) == 3  # none locates: the best
+
+
+def test_probe_set_covers_every_depth():
+    vocab = experiment.CI.model.vocab
+    probe = experiment.probe_set(vocab, experiment.ProbeSizes(length=20, depths=3, prompts=4),
+                                 torch.Generator().manual_seed(0))
+    assert len(probe) == 12 and probe.tokens.shape == (12, 23)
+    assert probe.needle_pos.tolist() == [2] * 4 + [2 + round(0.5 * 19)] * 4 + [21] * 4
+
+
+def test_kv_cache_sizes_and_grid_on_an_untrained_model():
+    size = experiment.CI
+    run = start_run("ci", 0, "cpu")
+    model = experiment.new_model(DecoderConfig(n_layers=2, d_model=16, n_heads=2), 0).eval()
+    tokens = experiment.timing_prompt(size.model.vocab, 40, run)
+    H, e = model.config.n_heads, model.config.d_head
+    assert experiment.kv_cache_sizes(model, tokens, 1, 8, 0, 4) == {"standard": 2 * 2 * H * 40 * e,
+                                                                   "gemfilter": 2 * 2 * H * 8 * e}
+    after = experiment.kv_cache_sizes(model, tokens, 1, 8, 2, 4)
+    assert after["standard"] == 2 * 2 * H * 42 * e and after["snapkv"] == after["one-run"] == 2 * 2 * H * 10 * e
