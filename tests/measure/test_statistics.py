@@ -35,3 +35,20 @@ def test_seed_mean_sd_is_the_sample_sd_and_refuses_one_seed():
     means, sds = seed_mean_sd(np.array([[1.0, 5.0], [3.0, 5.0], [5.0, 5.0]]))
     assert means.tolist() == [3.0, 5.0] and sds.tolist() == pytest.approx([2.0, 0.0])
     assert np.isnan(seed_mean_sd([1.0])[1])
+
+
+def test_paired_ratio_against_monte_carlo():
+    from feature_learning.measure.statistics import paired_ratio
+
+    rng = np.random.default_rng(0)
+    n = 400
+    b = rng.random(n) < 0.9  # a method that answers 90% of prompts
+    a = b & (rng.random(n) < 0.3)  # one that answers about 30% of those
+    ratio, se = paired_ratio(a, b)
+    assert ratio == a.mean() / b.mean()
+    resampled = []
+    for _ in range(2000):  # bootstrap over prompts
+        i = rng.integers(0, n, n)
+        resampled.append(a[i].mean() / b[i].mean())
+    assert abs(se - np.std(resampled)) < 0.1 * se
+    assert all(np.isnan(paired_ratio([1.0, 0.0], [0.0, 0.0])))

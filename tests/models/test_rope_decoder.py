@@ -70,3 +70,10 @@ def test_layer_parameters_count_one_block():
     D = model.config.d_model
     # qkv (3 D^2) + out (D^2) + two LayerNorms (4 D) + MLP (D x 4D + 4D, 4D x D + D)
     assert layer_parameters(model) == 4 * D * D + 4 * D + (4 * D * D + 4 * D) + (4 * D * D + D)
+
+
+def test_logits_of_the_last_positions_only():
+    model = small_model()
+    tokens = needle_prompts(VOCAB, 2, 10, torch.Generator().manual_seed(5)).tokens
+    with torch.no_grad():
+        assert torch.allclose(model(tokens, last=3), model(tokens)[:, -3:], atol=1e-6)

@@ -27,7 +27,7 @@ from feature_learning.inference.token_selection import (
     snapkv_generate,
     top_k_listing_as_printed,
 )
-from feature_learning.measure.needle import LayerLocalisation, exact_match_rate, localise_by_layer
+from feature_learning.measure.needle import LayerLocalisation, exact_match, localise_by_layer
 from feature_learning.measure.timing import TimingRow, prompt_phase_profile
 from feature_learning.models.rope_decoder import DecoderConfig, RopeDecoder
 from feature_learning.plotting import panel_row
@@ -57,6 +57,7 @@ class NeedleTraining:
     layouts: tuple[str, ...] = ("key_last", "ask_last")  # one drawn uniformly per step
     lr: float = 3e-3
     warmup: int = 50
+    schedule: str = "cosine"  # after the warm-up: decay to 0, so that the model ends converged
     clip_norm: float = 1.0
     log_every: int = 25
 
@@ -66,7 +67,7 @@ def answer_loss(model: RopeDecoder, tokens: torch.Tensor, answer: torch.Tensor) 
     value, the value position predicts END: only the answer is supervised, as in instruction tuning) and the
     exact-match rate of the greedy answer."""
     inputs = torch.cat([tokens, answer[:, :-1]], dim=1)
-    logits = model(inputs)[:, -answer.shape[1] :]  # positions that predict the answer tokens
+    logits = model(inputs, last=answer.shape[1])  # the positions that predict the answer tokens
     loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), answer.reshape(-1))
     exact = (logits.argmax(-1) == answer).all(dim=1).float().mean()
     return loss, exact
@@ -74,7 +75,7 @@ def answer_loss(model: RopeDecoder, tokens: torch.Tensor, answer: torch.Tensor) 
 
 def train_needle_decoder(model: RopeDecoder, recipe: NeedleTraining, generator: torch.Generator,
                          device: torch.device | str = "cpu") -> dict[str, torch.Tensor]:
-    """Train ``model`` in place with AdamW (constant rate after a linear warm-up, gradient clipping).
+    """Train ``model`` in place with AdamW (a linear warm-up, then ``recipe.schedule``; gradient clipping).
 
     Returns the history of the training loss and exact-match rate of the current batch (logged every
     ``recipe.log_every`` steps; the value logged at step s is from the batch of step s - 1)."""
@@ -91,7 +92,7 @@ def train_needle_decoder(model: RopeDecoder, recipe: NeedleTraining, generator: 
 
     model.train()
     config = OptimConfig(steps=recipe.steps, lr=recipe.lr, weight_decay=0.0, betas=(0.9, 0.999),
-                         warmup=recipe.warmup, clip_norm=recipe.clip_norm)
+                         warmup=recipe.warmup, schedule=recipe.schedule, clip_norm=recipe.clip_norm)
     history = train(list(model.parameters()), loss_fn, config, log_every=recipe.log_every,
                     log_fn=lambda step: dict(last))
     model.eval()
@@ -150,7 +151,7 @@ BOOK = GemFilterSizes(
 )
 CI = override(
     BOOK,
-    training={"steps": 600},  # CI time: training dominates the chapter
+    training={"steps": 1200, "batch": 32},  # CI time: half the batch, so that every seed converges in ~50 s
     grid={"lengths": (16, 32, 64, 128), "depths": 5, "prompts": 8},  # two lengths in and one beyond training
     probe={"depths": 5, "prompts": 24},
     k_sweep=(4, 8, 16, 32),
@@ -178,7 +179,8 @@ def sizes(profile: str) -> GemFilterSizes:
 
 
 def new_model(config: DecoderConfig, seed: int, device: torch.device | str = "cpu") -> RopeDecoder:
-    """A freshly initialised decoder; the initialisation draws from its own seeded stream, not the global one."""
+    """A freshly initialised decoder; the initialisation draws from its own seeded stream (``seed``, e.g.
+    ``run.stream_seed("init")``), not from the global one."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return RopeDecoder(config).to(device)
@@ -194,10 +196,10 @@ class Trained:
 
 def train_decoder(size: GemFilterSizes, run: Run) -> Trained:
     """Initialise and train the needle decoder of the chapter (section "A needle in a synthetic haystack")."""
-    model = new_model(size.model, run.seed, run.device)
+    model = new_model(size.model, run.stream_seed("init"), run.device)
     initial = {name: value.detach().clone() for name, value in model.state_dict().items()}
     start = time.perf_counter()
-    history = train_needle_decoder(model, size.training, run.generator(1), run.device)
+    history = train_needle_decoder(model, size.training, run.generator("training"), run.device)
     return Trained(model, initial, history, time.perf_counter() - start)
 
 
@@ -248,26 +250,35 @@ def first_locating_layer(points: np.ndarray, share: float = LOCATING_SHARE) -> i
 
 @dataclasses.dataclass
 class Localisation:
-    """Where the last row points, layer by layer (Fig. 9.2, 9.5), for the source's layout and the key-last control."""
+    """Where the last row points, layer by layer (Fig. 9.2, 9.5), for the source's layout and the key-last control,
+    and the filter layer r* chosen by the source's rule on a separate selection set of prompts."""
 
     ask_last: LayerLocalisation
     key_last: LayerLocalisation
-    filter_layer: int  # r*: the first locating layer
+    filter_layer: int  # r*: the first locating layer on the selection prompts
+    selection_points: np.ndarray  # (m,) argmax-at-needle shares on the selection prompts
 
     @property
     def points(self) -> np.ndarray:
         return self.ask_last.argmax_at_needle.cpu().numpy()
 
     @property
+    def points_key_last(self) -> np.ndarray:
+        return self.key_last.argmax_at_needle.cpu().numpy()
+
+    @property
     def kept(self) -> np.ndarray:
         return self.ask_last.needle_kept.cpu().numpy()
 
 
-def locate(model: RopeDecoder, probe: Probe, key_last: Probe, k: int) -> Localisation:
-    """Localise the needle at every layer for both layouts and pick the filter layer r* by the source's rule."""
+def locate(model: RopeDecoder, selection: Probe, probe: Probe, key_last: Probe, k: int) -> Localisation:
+    """Pick the filter layer r* by the source's rule on ``selection``, and measure every layer on fresh prompts
+    (``probe``, and ``key_last`` for the control), so that the claims about r* are not read off the prompts that
+    chose it."""
+    chosen = localise_by_layer(model, selection.tokens, selection.needle_pos, k).argmax_at_needle.cpu().numpy()
     ask = localise_by_layer(model, probe.tokens, probe.needle_pos, k)
     control = localise_by_layer(model, key_last.tokens, key_last.needle_pos, k)
-    return Localisation(ask, control, first_locating_layer(ask.argmax_at_needle.cpu().numpy()))
+    return Localisation(ask, control, first_locating_layer(chosen), chosen)
 
 
 def layers_figure(model: RopeDecoder, probe: Probe, loc: Localisation, k: int):
@@ -285,7 +296,7 @@ def layers_figure(model: RopeDecoder, probe: Probe, loc: Localisation, k: int):
                xlabel="filter layer r", ylabel=r"min$_{j\in J}$ |j - needle|", vline=loc.filter_layer,
                title="distance to the needle (Fig. 9.5)", integer_ticks=True)
     line_panel(axes[2], layers, {"last row points at needle (ask-last)": (loc.points, "o-"),
-                                 "same, key-last layout": (loc.key_last.argmax_at_needle, "s--"),
+                                 "same, key-last layout": (loc.points_key_last, "s--"),
                                  f"needle kept in top-{k} (ask-last)": (loc.kept, "^:")},
                xlabel="layer r", ylabel="fraction of prompts", ylim=(0, 1.05), integer_ticks=True)
     fig.tight_layout()
@@ -301,51 +312,57 @@ def head_table(loc: Localisation) -> tuple[list[str], list[list]]:
     return columns, rows
 
 
-# -- GemFilter against full attention (Fig. 9.4) -----------------------------------------------------------------------
+# -- GemFilter against full attention (Fig. 9.4) ------------------------------------------------------------------
+
+
+def correct(generated: torch.Tensor, answer: torch.Tensor) -> np.ndarray:
+    """(B,) 1.0 where the greedy generation reproduces the whole answer, else 0.0 (per prompt, for paired tests)."""
+    return exact_match(generated, answer).float().cpu().numpy()
 
 
 @dataclasses.dataclass
 class AccuracyGrid:
+    """Per-prompt exact match of All KV and GemFilter over needle depth and haystack length."""
+
     lengths: tuple[int, ...]
     depths: np.ndarray
-    full: np.ndarray  # (depths, lengths) exact match of All KV
+    full: np.ndarray  # (depths, lengths, prompts) 1.0 where All KV answers
     gemfilter: np.ndarray  # the same for GemFilter
     n_max: int  # the longest training haystack
-    prompts: int  # per cell
 
     @property
     def in_distribution(self) -> np.ndarray:
         return np.array(self.lengths) <= self.n_max
 
-    def mean(self, method: str, in_distribution: bool) -> float:
+    def outcomes(self, method: str, in_distribution: bool) -> np.ndarray:
+        """The per-prompt outcomes of one method at the lengths seen in training (or beyond), flattened."""
         acc = self.full if method == "full" else self.gemfilter
         mask = self.in_distribution if in_distribution else ~self.in_distribution
-        return float(acc[:, mask].mean()) if mask.any() else float("nan")
+        return acc[:, mask].ravel()
 
-    def count(self, in_distribution: bool) -> int:
-        mask = self.in_distribution if in_distribution else ~self.in_distribution
-        return int(mask.sum()) * len(self.depths) * self.prompts
+    def mean(self, method: str, in_distribution: bool) -> float:
+        return float(self.outcomes(method, in_distribution).mean())
 
 
 def accuracy_grid(model: RopeDecoder, layer: int, size: GemFilterSizes, run: Run) -> AccuracyGrid:
     """All KV and GemFilter (filter layer ``layer``, ``size.k`` tokens) over haystack length and needle depth."""
     grid = size.grid
     depths = np.linspace(0, 1, grid.depths)
-    full = np.zeros((grid.depths, len(grid.lengths)))
+    full = np.zeros((grid.depths, len(grid.lengths), grid.prompts))
     gem = np.zeros_like(full)
     for j, n in enumerate(grid.lengths):
         for i, depth in enumerate(depths):
-            batch = needle_prompts(size.model.vocab, grid.prompts, n, run.generator(1000 + 100 * j + i),
+            batch = needle_prompts(size.model.vocab, grid.prompts, n, run.generator("grid", n, i),
                                    depth=float(depth))
             tokens, answer = batch.tokens.to(run.device), batch.answer.to(run.device)
-            full[i, j] = exact_match_rate(generate_greedy(model, tokens, 2)[0], answer)
-            gem[i, j] = exact_match_rate(gemfilter_generate(model, tokens, layer, size.k, 2)[0], answer)
-    return AccuracyGrid(grid.lengths, depths, full, gem, size.training.n_max, grid.prompts)
+            full[i, j] = correct(generate_greedy(model, tokens, 2)[0], answer)
+            gem[i, j] = correct(gemfilter_generate(model, tokens, layer, size.k, 2)[0], answer)
+    return AccuracyGrid(grid.lengths, depths, full, gem, size.training.n_max)
 
 
 def heatmap_figure(grid: AccuracyGrid, layer: int, k: int):
-    return heatmap_panels({"All KV": grid.full, f"GemFilter (r={layer}, k={k})": grid.gemfilter}, grid.lengths,
-                          [f"{100 * d:.0f}%" for d in grid.depths], xlabel="haystack length n",
+    return heatmap_panels({"All KV": grid.full.mean(-1), f"GemFilter (r={layer}, k={k})": grid.gemfilter.mean(-1)},
+                          grid.lengths, [f"{100 * d:.0f}%" for d in grid.depths], xlabel="haystack length n",
                           ylabel="needle depth", colorbar="exact match", vline=grid.in_distribution.sum() - 0.5)
 
 
@@ -361,20 +378,21 @@ def kept_example(model: RopeDecoder, layer: int, generator: torch.Generator, n: 
             "answer": vocab.text(out[0]), "expected": vocab.text(show.answer[0])}
 
 
-# -- ablations: filter layer (Table 9.2), row (Fig. G.3), k, baselines (Fig. G.4) -------------------------------------
+# -- ablations: filter layer (Table 9.2), row (Fig. G.3), k, baselines (Fig. G.4) ---------------------------------
+# Each returns per-prompt outcomes (1.0 = exact match), so that differences between methods get paired errors.
 
 
-def all_kv_accuracy(model: RopeDecoder, probe: Probe) -> float:
-    return exact_match_rate(generate_greedy(model, probe.tokens, 2)[0], probe.answer)
+def all_kv_correct(model: RopeDecoder, probe: Probe) -> np.ndarray:
+    return correct(generate_greedy(model, probe.tokens, 2)[0], probe.answer)
 
 
-def gemfilter_accuracy(model: RopeDecoder, probe: Probe, layer: int, k: int, **options) -> float:
-    return exact_match_rate(gemfilter_generate(model, probe.tokens, layer, k, 2, **options)[0], probe.answer)
+def gemfilter_correct(model: RopeDecoder, probe: Probe, layer: int, k: int, **options) -> np.ndarray:
+    return correct(gemfilter_generate(model, probe.tokens, layer, k, 2, **options)[0], probe.answer)
 
 
 def filter_layer_sweep(model: RopeDecoder, probe: Probe, k: int) -> np.ndarray:
-    """GemFilter's exact match with every filter layer r = 1..m (Table 9.2's sweep)."""
-    return np.array([gemfilter_accuracy(model, probe, layer, k) for layer in range(1, model.n_layers + 1)])
+    """(m, B) GemFilter's outcomes with every filter layer r = 1..m (Table 9.2's sweep)."""
+    return np.stack([gemfilter_correct(model, probe, layer, k) for layer in range(1, model.n_layers + 1)])
 
 
 def filter_layer_figure(layer_acc: np.ndarray, layer_se: np.ndarray, all_kv: float, table: dict):
@@ -397,31 +415,32 @@ ROW_VARIANTS = {"last row (Algorithm 2)": {"row": "last"}, "middle row": {"row":
 LISTING = "listing as printed (.indices)"
 
 
-def selection_accuracy(model: RopeDecoder, probe: Probe, index: torch.Tensor) -> float:
-    """Exact match of the full model run afresh on the kept positions ``index`` (B, k), in the order given."""
-    return exact_match_rate(generate_greedy(model, probe.tokens.gather(1, index), 2)[0], probe.answer)
+def selection_correct(model: RopeDecoder, probe: Probe, index: torch.Tensor) -> np.ndarray:
+    """Outcomes of the full model run afresh on the kept positions ``index`` (B, k), in the order given."""
+    return correct(generate_greedy(model, probe.tokens.gather(1, index), 2)[0], probe.answer)
 
 
-def row_ablation(model: RopeDecoder, probe: Probe, layer: int, k: int) -> dict[str, float]:
+def row_ablation(model: RopeDecoder, probe: Probe, layer: int, k: int) -> dict[str, np.ndarray]:
     """Which row selects (Fig. G.3), how heads are summed, pooling, and the listing of appendix G.4.1 as printed."""
-    acc = {name: selection_accuracy(model, probe, gemfilter_select(model, probe.tokens, layer, k, **options).index)
+    out = {name: selection_correct(model, probe, gemfilter_select(model, probe.tokens, layer, k, **options).index)
            for name, options in ROW_VARIANTS.items()}
     scores = gemfilter_select(model, probe.tokens, layer, k).scores
-    acc[LISTING] = selection_accuracy(model, probe, top_k_listing_as_printed(scores, k))
-    return acc
+    out[LISTING] = selection_correct(model, probe, top_k_listing_as_printed(scores, k))
+    return out
 
 
-def k_sweep(model: RopeDecoder, probe: Probe, layer: int, ks: tuple[int, ...]) -> list[float]:
-    return [gemfilter_accuracy(model, probe, layer, k) for k in ks]
+def k_sweep(model: RopeDecoder, probe: Probe, layer: int, ks: tuple[int, ...]) -> np.ndarray:
+    """(len(ks), B) GemFilter's outcomes for each number of kept tokens."""
+    return np.stack([gemfilter_correct(model, probe, layer, k) for k in ks])
 
 
-def baselines(model: RopeDecoder, probe: Probe, layer: int, k: int, window: int) -> dict[str, float]:
-    """All KV, GemFilter, GemFilter-One-Run and SnapKV at the same budget k (Fig. G.4, Fig. 9.4)."""
+def baselines(model: RopeDecoder, probe: Probe, layer: int, k: int, window: int) -> dict[str, np.ndarray]:
+    """Outcomes of All KV, GemFilter, GemFilter-One-Run and SnapKV at the same budget k (Fig. G.4, Fig. 9.4)."""
     return {
-        "All KV": all_kv_accuracy(model, probe),
-        "GemFilter": gemfilter_accuracy(model, probe, layer, k),
-        "GemFilter-One-Run": exact_match_rate(one_run_generate(model, probe.tokens, layer, k, 2)[0], probe.answer),
-        "SnapKV": exact_match_rate(snapkv_generate(model, probe.tokens, k, 2, window=window)[0], probe.answer),
+        "All KV": all_kv_correct(model, probe),
+        "GemFilter": gemfilter_correct(model, probe, layer, k),
+        "GemFilter-One-Run": correct(one_run_generate(model, probe.tokens, layer, k, 2)[0], probe.answer),
+        "SnapKV": correct(snapkv_generate(model, probe.tokens, k, 2, window=window)[0], probe.answer),
     }
 
 
@@ -436,7 +455,7 @@ def timing(model: RopeDecoder, layer: int, size: GemFilterSizes, run: Run) -> li
 
 def timing_prompt(vocab: NeedleVocab, length: int, run: Run) -> torch.Tensor:
     """One ask-last prompt of ``length`` tokens (a haystack of length - 3), the needle in the middle."""
-    return needle_prompts(vocab, 1, length - 3, run.generator(9000 + length), depth=0.5).tokens.to(run.device)
+    return needle_prompts(vocab, 1, length - 3, run.generator("timing", length), depth=0.5).tokens.to(run.device)
 
 
 @torch.no_grad()

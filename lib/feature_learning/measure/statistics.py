@@ -46,3 +46,13 @@ def paired_one_sided_t(a, b) -> tuple[float, float]:
     d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     result = stats.ttest_1samp(d, 0.0, alternative="greater")
     return float(result.statistic), float(result.pvalue)
+
+
+def paired_ratio(a, b) -> tuple[float, float]:
+    """Ratio mean(a) / mean(b) of two paired samples (the same prompts, seeds, ...) and its delta-method standard
+    error sd(a_i - R b_i) / (sqrt(n) mean(b)). With mean(b) = 0 the ratio is undefined: ``nan`` for both."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if b.mean() == 0:
+        return float("nan"), float("nan")
+    ratio = a.mean() / b.mean()
+    return float(ratio), float(mean_se(a - ratio * b)[1] / b.mean())
