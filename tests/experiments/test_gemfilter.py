@@ -39,10 +39,21 @@ def test_training_path_reduces_the_loss():
     torch.manual_seed(0)
     model = RopeDecoder(DecoderConfig(n_layers=2, d_model=32, n_heads=2))
     recipe = experiment.NeedleTraining(steps=40, batch=16, n_max=16, log_every=10, warmup=5)
-    hist = experiment.train_needle_decoder(model, recipe, torch.Generator().manual_seed(0))
+    hist, converged_at = experiment.train_needle_decoder(model, recipe, torch.Generator().manual_seed(0))
+    assert converged_at is None and hist["step"][-1] == 40  # not answered in 40 steps: the most steps
     assert hist["loss"].shape == (5,) and math.isnan(hist["loss"][0])
     assert hist["loss"][-1] < 0.6 * hist["loss"][1]
     assert not model.training
+
+
+def test_convergence_rule():
+    rule = experiment.Convergence(target=0.9, window=3, cooldown=4)
+    for step, exact in enumerate([0.2, 1.0, 1.0, 0.9, 1.0]):
+        rule.observe(step, exact)
+        assert (rule.converged_at is None) == (step < 3)  # the mean of the last 3 reaches 0.9 at step 3
+    assert rule.converged_at == 4 and rule.factor(3) == 1.0 and rule.factor(4) == 1.0
+    assert rule.factor(6) == pytest.approx(0.5) and rule.factor(8) == 0.0 and rule.factor(20) == 0.0
+    assert not rule.done(7) and rule.done(8)
 
 
 def test_first_locating_layer_rule():
@@ -68,3 +79,26 @@ def test_kv_cache_sizes_and_grid_on_an_untrained_model():
                                                                    "gemfilter": 2 * 2 * H * 8 * e}
     after = experiment.kv_cache_sizes(model, tokens, 1, 8, 2, 4)
     assert after["standard"] == 2 * 2 * H * 42 * e and after["snapkv"] == after["one-run"] == 2 * 2 * H * 10 * e
+
+
+def test_accuracy_grid_splits_at_the_training_length():
+    full = np.zeros((2, 3, 4))
+    full[:, 2] = 1.0  # only the longest length answered
+    grid = experiment.AccuracyGrid((16, 64, 128), np.array([0.0, 1.0]), full, 1 - full, n_max=64)
+    assert grid.in_distribution.tolist() == [True, True, False]
+    assert grid.outcomes("full", True).shape == (16,) and grid.mean("full", True) == 0.0
+    assert grid.mean("full", False) == 1.0 and grid.mean("gemfilter", False) == 0.0
+
+
+def test_locate_picks_the_layer_on_the_selection_prompts_and_measures_fresh_ones():
+    vocab = experiment.CI.model.vocab
+    model = experiment.new_model(DecoderConfig(n_layers=3, d_model=16, n_heads=2), 1).eval()
+    sizes = experiment.ProbeSizes(length=12, depths=2, prompts=3)
+    probes = [experiment.probe_set(vocab, sizes, torch.Generator().manual_seed(i), layout)
+              for i, layout in enumerate(("ask_last", "ask_last", "key_last"))]
+    loc = experiment.locate(model, *probes, k=4)
+    assert loc.filter_layer == experiment.first_locating_layer(loc.selection_points)
+    assert loc.points.shape == loc.points_key_last.shape == loc.kept.shape == (3,)
+    outcomes = experiment.row_ablation(model, probes[1], loc.filter_layer, 4)
+    assert set(outcomes) == {*experiment.ROW_VARIANTS, experiment.LISTING}
+    assert all(o.shape == (6,) and set(np.unique(o)) <= {0.0, 1.0} for o in outcomes.values())

@@ -10,7 +10,9 @@ needle-in-a-haystack prompts (:mod:`feature_learning.data.needle_haystack`); Gem
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import math
 import time
 
 import numpy as np
@@ -41,15 +43,18 @@ from feature_learning.training.loop import OptimConfig, train
 
 @dataclasses.dataclass(frozen=True)
 class NeedleTraining:
-    """AdamW on the answer tokens of needle prompts.
+    """AdamW on the answer tokens of needle prompts, trained to convergence.
 
     Each step draws one haystack length n ~ U{n_min..n_max} and one prompt layout for the whole batch, so a batch
     needs no padding. Mixing the key-last layout (the question token last: one layer can match it against the
     needles) with the ask-last layout (question first, a fixed cue last: the cue must fetch the key before it can
     match) is a curriculum: on ask-last prompts alone the model sits on a plateau at about 1/4 (a random needle's
-    value) for thousands of steps, the classic plateau before attention layers compose."""
+    value) for thousands of steps, the classic plateau before attention layers compose. How long the plateau lasts
+    differs between seeds, so the rate stays constant (after a warm-up) until the training batches are answered
+    (mean exact match over the last ``window`` steps >= ``target``), then decays to zero on a cosine over
+    ``cooldown`` steps, and training stops there; ``steps`` is the most it may take."""
 
-    steps: int
+    steps: int  # the most steps
     batch: int = 64
     n_min: int = 4
     n_max: int = 64
@@ -57,9 +62,36 @@ class NeedleTraining:
     layouts: tuple[str, ...] = ("key_last", "ask_last")  # one drawn uniformly per step
     lr: float = 3e-3
     warmup: int = 50
-    schedule: str = "cosine"  # after the warm-up: decay to 0, so that the model ends converged
+    target: float = 0.98  # training-batch exact match that ends the constant-rate phase (the notes' target)
+    window: int = 100
+    cooldown: int = 300
     clip_norm: float = 1.0
     log_every: int = 25
+
+
+class Convergence:
+    """The rate factor and stopping rule of :class:`NeedleTraining`: 1 until the running exact match reaches the
+    target, then a cosine decay to 0 over ``cooldown`` steps, then stop."""
+
+    def __init__(self, target: float, window: int, cooldown: int):
+        self.target, self.cooldown = target, cooldown
+        self.recent: collections.deque[float] = collections.deque(maxlen=window)
+        self.converged_at: int | None = None  # the step after which the decay starts
+
+    def observe(self, step: int, exact: float) -> None:
+        self.recent.append(exact)
+        full = len(self.recent) == self.recent.maxlen
+        if self.converged_at is None and full and sum(self.recent) / len(self.recent) >= self.target:
+            self.converged_at = step + 1
+
+    def factor(self, step: int) -> float:
+        if self.converged_at is None:
+            return 1.0
+        progress = min(1.0, max(0.0, (step - self.converged_at) / self.cooldown))
+        return 0.5 * (1 + math.cos(math.pi * progress))
+
+    def done(self, steps_done: int) -> bool:
+        return self.converged_at is not None and steps_done >= self.converged_at + self.cooldown
 
 
 def answer_loss(model: RopeDecoder, tokens: torch.Tensor, answer: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -74,13 +106,15 @@ def answer_loss(model: RopeDecoder, tokens: torch.Tensor, answer: torch.Tensor) 
 
 
 def train_needle_decoder(model: RopeDecoder, recipe: NeedleTraining, generator: torch.Generator,
-                         device: torch.device | str = "cpu") -> dict[str, torch.Tensor]:
-    """Train ``model`` in place with AdamW (a linear warm-up, then ``recipe.schedule``; gradient clipping).
+                         device: torch.device | str = "cpu") -> tuple[dict[str, torch.Tensor], int | None]:
+    """Train ``model`` in place with AdamW, gradient clipping and the :class:`Convergence` rule.
 
     Returns the history of the training loss and exact-match rate of the current batch (logged every
-    ``recipe.log_every`` steps; the value logged at step s is from the batch of step s - 1)."""
+    ``recipe.log_every`` steps; the value logged at step s is from the batch of step s - 1; the last record is at
+    the step where training stopped) and the step at which the training batches were answered (None if never)."""
     vocab: NeedleVocab = model.config.vocab
     last = {"loss": torch.tensor(float("nan")), "exact": torch.tensor(float("nan"))}
+    convergence = Convergence(recipe.target, recipe.window, recipe.cooldown)
 
     def loss_fn(step: int) -> torch.Tensor:
         n = int(torch.randint(recipe.n_min, recipe.n_max + 1, (1,), generator=generator))
@@ -88,15 +122,16 @@ def train_needle_decoder(model: RopeDecoder, recipe: NeedleTraining, generator: 
         batch = needle_prompts(vocab, recipe.batch, n, generator, n_needles=recipe.n_needles, layout=layout)
         loss, exact = answer_loss(model, batch.tokens.to(device), batch.answer.to(device))
         last["loss"], last["exact"] = loss.detach(), exact.detach()
+        convergence.observe(step, float(exact))
         return loss
 
     model.train()
     config = OptimConfig(steps=recipe.steps, lr=recipe.lr, weight_decay=0.0, betas=(0.9, 0.999),
-                         warmup=recipe.warmup, schedule=recipe.schedule, clip_norm=recipe.clip_norm)
+                         warmup=recipe.warmup, schedule=convergence.factor, clip_norm=recipe.clip_norm)
     history = train(list(model.parameters()), loss_fn, config, log_every=recipe.log_every,
-                    log_fn=lambda step: dict(last))
+                    log_fn=lambda step: dict(last), stop=convergence.done)
     model.eval()
-    return history
+    return history, convergence.converged_at
 
 
 # -- sizes -------------------------------------------------------------------------------------------------------------
@@ -141,7 +176,7 @@ class GemFilterSizes:
 
 BOOK = GemFilterSizes(
     model=DecoderConfig(),
-    training=NeedleTraining(steps=1500),
+    training=NeedleTraining(steps=4000),
     grid=GridSizes(lengths=(16, 32, 48, 64, 96, 128), depths=10, prompts=16),
     probe=ProbeSizes(length=64, depths=10, prompts=32),
     k=16,
@@ -151,7 +186,7 @@ BOOK = GemFilterSizes(
 )
 CI = override(
     BOOK,
-    training={"steps": 1200, "batch": 32},  # CI time: half the batch, so that every seed converges in ~50 s
+    training={"batch": 32, "cooldown": 200},  # CI time: half the batch per step, a shorter decay
     grid={"lengths": (16, 32, 64, 128), "depths": 5, "prompts": 8},  # two lengths in and one beyond training
     probe={"depths": 5, "prompts": 24},
     k_sweep=(4, 8, 16, 32),
@@ -160,7 +195,7 @@ CI = override(
 FULL = override(
     BOOK,
     model=DecoderConfig(n_layers=6, d_model=128, n_heads=8),  # a deeper model: more room for the three stages
-    training={"steps": 4000, "n_max": 128},
+    training={"steps": 8000, "n_max": 128},
     grid={"lengths": (16, 32, 64, 96, 128, 192, 256), "prompts": 32},
     probe={"length": 128},
     k=32,
@@ -191,7 +226,12 @@ class Trained:
     model: RopeDecoder
     initial: dict[str, torch.Tensor]  # the weights before training
     history: dict[str, torch.Tensor]  # step, loss and exact match of the training batches
+    converged_at: int | None  # the step at which the training batches were answered (the decay started)
     seconds: float
+
+    @property
+    def steps(self) -> int:
+        return int(self.history["step"][-1])
 
 
 def train_decoder(size: GemFilterSizes, run: Run) -> Trained:
@@ -199,17 +239,18 @@ def train_decoder(size: GemFilterSizes, run: Run) -> Trained:
     model = new_model(size.model, run.stream_seed("init"), run.device)
     initial = {name: value.detach().clone() for name, value in model.state_dict().items()}
     start = time.perf_counter()
-    history = train_needle_decoder(model, size.training, run.generator("training"), run.device)
-    return Trained(model, initial, history, time.perf_counter() - start)
+    history, converged_at = train_needle_decoder(model, size.training, run.generator("training"), run.device)
+    return Trained(model, initial, history, converged_at, time.perf_counter() - start)
 
 
-def training_figure(history: dict[str, torch.Tensor]):
-    """Loss and exact-match rate of the training batches, with the one-of-four-needles plateau."""
+def training_figure(history: dict[str, torch.Tensor], converged_at: int | None = None):
+    """Loss and exact-match rate of the training batches, with the one-of-four-needles plateau and the step at
+    which the batches were answered (the decay of the rate starts there)."""
     steps = history["step"][1:]
     return line_panels([
         dict(x=steps, series={"_loss": (history["loss"][1:], "-")}, xlabel="step",
-             ylabel="training loss (answer tokens)", logy=True),
-        dict(x=steps, series={"_exact": (history["exact"][1:], "-")}, xlabel="step",
+             ylabel="training loss (answer tokens)", logy=True, vline=converged_at),
+        dict(x=steps, series={"_exact": (history["exact"][1:], "-")}, xlabel="step", vline=converged_at,
              ylabel="exact match, training batch", hlines={"one of four needles": (0.25, ":")}, ylim=(0, 1.02)),
     ])
 

@@ -15,11 +15,6 @@ def exact_match(generated: torch.Tensor, answer: torch.Tensor) -> torch.Tensor:
     return (generated[:, : answer.shape[1]] == answer).all(dim=1)
 
 
-def exact_match_rate(generated: torch.Tensor, answer: torch.Tensor) -> float:
-    """Share of prompts whose greedy generation reproduces the whole answer (the chapter's accuracy)."""
-    return float(exact_match(generated, answer).float().mean())
-
-
 def min_distance(index: torch.Tensor, needle_pos: torch.Tensor) -> torch.Tensor:
     """Fig. 9.5's statistic min_{j in J} |j - needle| (B,): 0 exactly when the needle was kept."""
     return (index - needle_pos[:, None]).abs().min(dim=1).values
