@@ -79,3 +79,10 @@ def test_llama_shape_gives_the_published_parameter_count():
     assert kv_per_token == 131_072
     weights = shape.layers * shape.layer_parameters() * shape.bytes_per_number
     assert memory["standard"] == weights + 120_000 * kv_per_token
+
+
+def test_parse_table():
+    text = "# a comment\n## Model A\nAll_KV 1.0 2.0 1.50\nX-1 3 5 4.00\n## Model B\nAll_KV 0 1 0.5\n"
+    table = th.parse_table(text)
+    assert table == {"Model A": {"All KV": ((1.0, 2.0), 1.5), "X-1": ((3.0, 5.0), 4.0)},
+                     "Model B": {"All KV": ((0.0, 1.0), 0.5)}}
