@@ -57,7 +57,8 @@ def test_convergence_rule():
 
 
 def test_first_locating_layer_rule():
-    assert experiment.first_locating_layer(np.array([0.2, 0.95, 0.99, 0.5])) == 2
+    assert experiment.first_locating_layer(np.array([0.2, 0.95, 0.99, 0.5])) == 3
+    assert experiment.first_locating_layer(np.array([0.2, 0.98, 0.99, 0.5])) == 2
     assert experiment.first_locating_layer(np.array([0.2, 0.5, 0.7, 0.3])) == 3  # none locates: the best
 
 
@@ -97,7 +98,7 @@ def test_locate_picks_the_layer_on_the_selection_prompts_and_measures_fresh_ones
     probes = [experiment.probe_set(vocab, sizes, torch.Generator().manual_seed(i), layout)
               for i, layout in enumerate(("ask_last", "ask_last", "key_last"))]
     loc = experiment.locate(model, *probes, k=4)
-    assert loc.filter_layer == experiment.first_locating_layer(loc.selection_points)
+    assert loc.filter_layer == experiment.first_locating_layer(loc.selection_kept)
     assert loc.points.shape == loc.points_key_last.shape == loc.kept.shape == (3,)
     outcomes = experiment.row_ablation(model, probes[1], loc.filter_layer, 4)
     assert set(outcomes) == {*experiment.ROW_VARIANTS, experiment.LISTING}
