@@ -52,3 +52,12 @@ def test_paired_ratio_against_monte_carlo():
         resampled.append(a[i].mean() / b[i].mean())
     assert abs(se - np.std(resampled)) < 0.1 * se
     assert all(np.isnan(paired_ratio([1.0, 0.0], [0.0, 0.0])))
+
+
+def test_smallest_step_picks_the_weakest_link_and_its_standard_error():
+    from feature_learning.measure.statistics import smallest_step
+
+    step, se = smallest_step([5.0, 3.0, 2.5, 1.0], [0.1, 0.3, 0.4, 0.1], increasing=False)
+    assert step == 0.5 and abs(se - 0.5) < 1e-12
+    step, se = smallest_step([1.0, 2.0, 1.5], [0.0, 0.3, 0.4], increasing=True)
+    assert step == -0.5 and abs(se - 0.5) < 1e-12
