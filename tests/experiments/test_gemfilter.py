@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from feature_learning.book.profiles import differences, start_run
+from feature_learning.data.needle_haystack import NeedleVocab, needle_prompts
 from feature_learning.experiments import gemfilter as experiment
 from feature_learning.models.rope_decoder import DecoderConfig, RopeDecoder
 
@@ -103,3 +104,18 @@ def test_locate_picks_the_layer_on_the_selection_prompts_and_measures_fresh_ones
     outcomes = experiment.row_ablation(model, probes[1], loc.filter_layer, 4)
     assert set(outcomes) == {*experiment.ROW_VARIANTS, experiment.LISTING}
     assert all(o.shape == (6,) and set(np.unique(o)) <= {0.0, 1.0} for o in outcomes.values())
+
+
+def test_localisation_by_layer_against_the_attention_logits():
+    torch.manual_seed(0)
+    model = RopeDecoder(DecoderConfig(n_layers=3, d_model=32, n_heads=4)).eval()
+    p = needle_prompts(NeedleVocab(), 4, 20, torch.Generator().manual_seed(10))
+    loc = experiment.localise_by_layer(model, p.tokens, p.needle_pos, 5)
+    assert loc.head_argmax_at_needle.shape == (3, 4) and loc.distance.shape == (3, 4)
+    assert torch.equal(loc.needle_kept, (loc.distance == 0).float().mean(1))
+    for layer in (1, 3):  # the last row's logits q_T . k_j, written out per head
+        q, k = model.queries_keys(p.tokens, layer)
+        logits = torch.einsum("bhe,bhte->bht", q[:, :, -1], k)
+        at_needle = logits.argmax(-1) == p.needle_pos[:, None]
+        assert torch.equal(loc.head_argmax_at_needle[layer - 1], at_needle.float().mean(0))
+        assert loc.argmax_at_needle[layer - 1] == (logits.sum(1).argmax(-1) == p.needle_pos).float().mean()

@@ -10,6 +10,7 @@ from feature_learning.inference.token_selection import (
     gemfilter_generate,
     gemfilter_select,
     head_row_logits,
+    min_distance,
     one_run_generate,
     selection_scores,
     smooth,
@@ -135,3 +136,10 @@ def test_cache_sizes_after_generation():
     for cache in evicted:
         assert cache.numel() == 2 * (2 * L * H * (k_sel + t) * e)  # k - 1 kept, the re-fed last token, t new
         assert cache.next_position == tokens.shape[1] + t  # original positions kept
+
+
+def test_min_distance_is_zero_exactly_when_the_position_is_kept():
+    index = torch.tensor([[1, 5, 9], [1, 5, 9], [0, 2, 3]])
+    position = torch.tensor([6, 9, 7])
+    brute = [min(abs(j - int(p)) for j in row.tolist()) for row, p in zip(index, position, strict=True)]
+    assert min_distance(index, position).tolist() == brute == [1, 0, 4]

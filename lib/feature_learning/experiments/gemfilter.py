@@ -1,11 +1,11 @@
 """The chapter "Early layers find the gems (GemFilter)" (dissertation ch. 9, appendix G): sizes, the trainer of the
-needle decoder, and the runs the notebook calls, each returning what the prose and the claims read.
+needle decoder, the layer-by-layer localisation, and the runs the notebook calls, each returning what the prose and
+the claims read.
 
 The toy: a rotary decoder (:mod:`feature_learning.models.rope_decoder`) trained from scratch on synthetic
 needle-in-a-haystack prompts (:mod:`feature_learning.data.needle_haystack`); GemFilter and its baselines come from
-:mod:`feature_learning.inference.token_selection`, the measurements from :mod:`feature_learning.measure.needle` and
-:mod:`feature_learning.measure.timing`, Theorem 9.3 and the source's tables from
-:mod:`feature_learning.theory.gemfilter`.
+:mod:`feature_learning.inference.token_selection`, the prompt-phase timings from :mod:`feature_learning.measure.timing`,
+Theorem 9.3 and the source's tables from :mod:`feature_learning.theory.gemfilter`.
 """
 
 from __future__ import annotations
@@ -25,13 +25,16 @@ from feature_learning.inference.generation import generate_greedy
 from feature_learning.inference.token_selection import (
     gemfilter_generate,
     gemfilter_select,
+    head_row_logits,
+    min_distance,
     one_run_generate,
+    select_tokens,
     snapkv_generate,
     top_k_listing_as_printed,
 )
-from feature_learning.measure.needle import LayerLocalisation, exact_match, localise_by_layer
+from feature_learning.measure.metrics import exact_match
 from feature_learning.measure.timing import TimingRow, prompt_phase_profile
-from feature_learning.models.rope_decoder import DecoderConfig, RopeDecoder
+from feature_learning.models.rope_decoder import CausalLM, DecoderConfig, RopeDecoder
 from feature_learning.plotting import panel_row
 from feature_learning.plotting.attention import position_rows
 from feature_learning.plotting.curves import line_panel, line_panels
@@ -101,7 +104,7 @@ def answer_loss(model: RopeDecoder, tokens: torch.Tensor, answer: torch.Tensor) 
     inputs = torch.cat([tokens, answer[:, :-1]], dim=1)
     logits = model(inputs, last=answer.shape[1])  # the positions that predict the answer tokens
     loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), answer.reshape(-1))
-    exact = (logits.argmax(-1) == answer).all(dim=1).float().mean()
+    exact = exact_match(logits.argmax(-1), answer).float().mean()
     return loss, exact
 
 
@@ -275,6 +278,36 @@ def probe_set(vocab: NeedleVocab, probe: ProbeSizes, generator: torch.Generator,
                for depth in np.linspace(0, 1, probe.depths)]
     return Probe(*(torch.cat([getattr(b, field) for b in batches]).to(device)
                    for field in ("tokens", "answer", "needle_pos")))
+
+
+@dataclasses.dataclass(frozen=True)
+class LayerLocalisation:
+    head_argmax_at_needle: torch.Tensor  # (L, H) fraction of prompts whose head's last-row argmax is the needle
+    argmax_at_needle: torch.Tensor  # (L,) the same for the head-summed logits (GemFilter's scores before pooling)
+    needle_kept: torch.Tensor  # (L,) fraction of prompts whose top-k at that filter layer contains the needle
+    distance: torch.Tensor  # (L, B) min |J - needle| per prompt (Fig. 9.5)
+    last_kept: torch.Tensor  # (L,) fraction of prompts whose top-k keeps the last token
+
+
+@torch.no_grad()
+def localise_by_layer(model: CausalLM, tokens: torch.Tensor, needle_pos: torch.Tensor, k: int, *, pool: int = 5,
+                      score: str = "raw") -> LayerLocalisation:
+    """For every filter layer r = 1..m: where the last row's largest logit falls (per head and summed over heads),
+    and GemFilter's top-k selection (pooled, as in Algorithm 2)."""
+    B, T = tokens.shape
+    heads, summed, kept, dist, last = [], [], [], [], []
+    for layer in range(1, model.n_layers + 1):
+        q, key = model.queries_keys(tokens, layer)  # one pass of the layers below serves every measurement
+        scores = head_row_logits(q, key, torch.full((B,), T - 1, device=q.device))  # (B, H, T)
+        heads.append((scores.argmax(dim=-1) == needle_pos[:, None]).float().mean(0))
+        summed.append((scores.sum(dim=1).argmax(dim=-1) == needle_pos).float().mean())
+        index = select_tokens(q, key, k, pool=pool, score=score).index
+        d = min_distance(index, needle_pos)
+        dist.append(d)
+        kept.append((d == 0).float().mean())
+        last.append((index == T - 1).any(dim=1).float().mean())
+    return LayerLocalisation(torch.stack(heads), torch.stack(summed), torch.stack(kept), torch.stack(dist),
+                             torch.stack(last))
 
 
 # "Accurately locates": GemFilter's kept set at that layer contains the needle (the distance of Fig. 9.5 is 0) in at

@@ -88,6 +88,12 @@ def top_k_listing_as_printed(scores: torch.Tensor, k: int) -> torch.Tensor:
     return torch.sort(scores.topk(k, dim=-1).indices, dim=-1).indices
 
 
+def min_distance(index: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+    """The statistic of the source's Fig. 9.5, min_{j in J} |j - position| for kept positions J = ``index`` (B, k)
+    and one position per prompt (B,), e.g. the needle's: 0 exactly when that position was kept."""
+    return (index - position[:, None]).abs().min(dim=1).values
+
+
 @dataclasses.dataclass(frozen=True)
 class Selection:
     index: torch.Tensor  # (B, k) kept positions in prompt order
