@@ -7,6 +7,7 @@ import torch
 from feature_learning.measure.metrics import (
     argmax_accuracy,
     class_weighted_margins,
+    exact_match,
     margins,
     risk,
     sign_accuracy,
@@ -51,3 +52,9 @@ def test_margins_and_accuracy_by_brute_force():
     hits = (logits.argmax(-1) == labels).double().mean(-1)
     assert torch.equal(argmax_accuracy(logits, labels), hits)
     assert ((m > 0).double().mean(-1) == hits).all()  # a positive margin is a correct argmax
+
+
+def test_exact_match_needs_every_answer_token():
+    generated = torch.tensor([[3, 4, 9], [3, 5, 9], [3, 4, 1]])  # longer than the answer: the rest is ignored
+    answer = torch.tensor([[3, 4], [3, 4], [3, 4]])
+    assert exact_match(generated, answer).tolist() == [True, False, True]

@@ -170,6 +170,13 @@ def test_logging_steps_and_argument_checks():
         OptimConfig(3, 0.1, optimizer="lbfgs")
 
 
+def test_stop_ends_the_loop_and_records_the_last_step():
+    w = torch.zeros(1, requires_grad=True)
+    hist = train([w], lambda s: w.sum(), OptimConfig(100, 0.1, optimizer="gd", warmup=0), log_every=4,
+                 log_fn=lambda s: {"w": w.clone()}, stop=lambda done: w.item() <= -0.55)
+    assert hist["step"].tolist() == [0, 4, 6] and hist["w"][-1, 0].item() == pytest.approx(-0.6)
+
+
 def test_samplers():
     idx = torch.arange(10)
     batch = minibatches(idx, 4, gen(11))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from feature_learning.plotting import SEED_BAND_ALPHA, to_numpy
+from feature_learning.plotting import SEED_BAND_ALPHA, panel_row, to_numpy
 
 
 def mean_band(ax, x, curves, label=None, color=None, **kwargs):
@@ -141,5 +141,47 @@ def loglog_series(x, series: dict, xlabel: str, ylabel: str, hline: float | None
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def line_panel(ax, x, series: dict, *, xlabel: str = "", ylabel: str = "", title: str = "", logx: bool = False,
+               logy: bool = False, hlines: dict | None = None, vline: float | None = None, ylim=None,
+               integer_ticks: bool = False, legend: bool = True):
+    """Curves against one x in ``ax``: ``series`` maps a label to ``(y, style)`` or ``(y, yerr, style)`` (error bars);
+    ``hlines`` maps a label to ``(y, style)`` (a horizontal guide), ``vline`` marks one x; ``integer_ticks`` puts a
+    tick at every x (layers, lengths on a log axis)."""
+    x = to_numpy(x)
+    for label, spec in series.items():
+        y, yerr, style = spec if len(spec) == 3 else (spec[0], None, spec[1])
+        if yerr is None:
+            ax.plot(x, to_numpy(y), style, label=label)
+        else:
+            ax.errorbar(x, to_numpy(y), yerr=to_numpy(yerr), fmt=style, capsize=3, label=label)
+    for label, (y, style) in (hlines or {}).items():
+        ax.axhline(y, ls=style, color="grey", lw=1, label=label)
+    if vline is not None:
+        ax.axvline(vline, color="grey", ls=":")
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    if integer_ticks:
+        ax.set_xticks(x, [str(int(v)) for v in x])
+        ax.minorticks_off()
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    if legend and (series or hlines) and any(not str(label).startswith("_") for label in [*series, *(hlines or {})]):
+        ax.legend(fontsize=8)
+    return ax
+
+
+def line_panels(panels: list[dict], width: float = 4.6, height: float = 3.3) -> plt.Figure:
+    """One :func:`line_panel` per entry (its keyword arguments, with ``x`` and ``series``), side by side."""
+    fig, axes = panel_row(len(panels), width, height)
+    for ax, panel in zip(axes, panels, strict=True):
+        panel = dict(panel)
+        line_panel(ax, panel.pop("x"), panel.pop("series"), **panel)
     fig.tight_layout()
     return fig
