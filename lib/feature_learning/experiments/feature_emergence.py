@@ -937,6 +937,7 @@ def size_values(size: FeatureEmergenceSizes) -> dict[str, float]:
             "n_half": n_half, "n_fifth": n_fifth, "small_m": size.samples.widths[1],
             "ratio_source": (100 - 5) / SOURCE_N, "ratio_ours": (P.D - P.k) / P.n,
             "interval_n": size.interval.n, "interval_width": 2 * size.interval.m, "hidden_n": size.hidden.n,
+            "hidden_width": 2 * size.hidden.m, "inj_teacher_width": size.injection.teacher_width,
             "mix_seeds": size.mixture.seeds, "mix_n": size.mixture.n, "inj_seeds": size.injection.seeds,
             "eta_a": SECOND_LAYER_STEP, "first_layer_factor": FIRST_LAYER_FACTOR, "baseline_step": BASELINE_STEP,
             "stage_eta": FIRST_LAYER_FACTOR * stage_step(P.k, P.m, P.steps)}
