@@ -185,3 +185,22 @@ def line_panels(panels: list[dict], width: float = 4.6, height: float = 3.3) -> 
         line_panel(ax, panel.pop("x"), panel.pop("series"), **panel)
     fig.tight_layout()
     return fig
+
+
+def seed_curve_panels(panels: list[dict], ylabel: str = "test accuracy", xlabel: str = "step",
+                      ylim=(0.4, 1.02), width: float = 3.4) -> plt.Figure:
+    """Curves over seeds, one panel per entry, side by side with a shared y axis: each entry has a ``title``,
+    ``curves`` (label -> (x (T,), values (T, S))), optional ``styles`` (label -> matplotlib keywords) and an optional
+    horizontal line ``hline`` (e.g. a majority rate). Each curve is the mean over its S seeds with error bars of
+    one standard deviation (:func:`accuracy_curves_seeds`); the legend is drawn in the first panel."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(width * len(panels), 3.3), sharey=True, squeeze=False)
+    for i, (ax, panel) in enumerate(zip(axes[0], panels, strict=True)):
+        accuracy_curves_seeds(panel["curves"], panel.get("styles"), ax=ax, title=panel.get("title", ""), ylim=ylim)
+        if panel.get("hline") is not None:
+            ax.axhline(panel["hline"], color="k", lw=0.6, ls="-.")
+        ax.set(xlabel=xlabel, ylabel=ylabel if i == 0 else "")
+        if i > 0 and ax.get_legend() is not None:
+            ax.get_legend().remove()
+    axes[0, 0].legend(fontsize=6, loc="lower right")
+    fig.tight_layout()
+    return fig
