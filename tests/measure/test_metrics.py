@@ -51,3 +51,11 @@ def test_margins_and_accuracy_by_brute_force():
     hits = (logits.argmax(-1) == labels).double().mean(-1)
     assert torch.equal(argmax_accuracy(logits, labels), hits)
     assert ((m > 0).double().mean(-1) == hits).all()  # a positive margin is a correct argmax
+
+
+def test_sign_accuracy_ties():
+    from feature_learning.measure.metrics import sign_accuracy
+
+    scores = torch.tensor([1.0, 0.0, -2.0, 0.0])
+    y = torch.tensor([1.0, 1.0, 1.0, -1.0])
+    assert float(sign_accuracy(scores, y)) == 0.25 and float(sign_accuracy(scores, y, ties=0.5)) == 0.5
