@@ -49,7 +49,7 @@ def symmetric_init_identities() -> dict:
     unit = lambda a_: lp * y * a_ * sp.Heaviside(w * x - b) * x  # noqa: E731
     grad_w, W0 = sp.symbols("g W0", real=True)
     first = sp.simplify((W0 - eta * (grad_w + lam * W0)).subs(lam, 1 / eta))
-    zz = sp.Symbol("zz", real=True)
+    zz = sp.Symbol("z", real=True)  # a fresh real z (the indicator identity)
     indicator = sp.Heaviside(-zz + b) + sp.Heaviside(zz - b) - 1
     return {"output": sp.simplify(output), "blocks_1_3": sp.simplify(unit(a) + unit(-a)),
             "indicator": indicator, "indicator_points": [indicator.subs({zz: v, b: 0}) for v in (-2, -1, 1, 2)],
