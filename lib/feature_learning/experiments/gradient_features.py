@@ -276,7 +276,7 @@ def emergence(size: EmergenceSizes, run: Run) -> EmergenceResult:
     sure = proj >= SURE_C1 * rec.b_tilde / math.sqrt(size.k)
     nice = torch.stack([(abs_cosine(G[:, :m], D) > 1 - g) & (G[:, :m].norm(dim=-1) >= rec.B_G / 2) for g in GAMMAS],
                        -1).double().mean(1)
-    return EmergenceResult(
+    result = EmergenceResult(
         gammas=GAMMAS, cos_init=abs_cosine(net.W[:, :2 * m].detach(), D), cos_step=abs_cosine(W1[:, :2 * m], D),
         cone_pos=cone_fractions(W1[:, :m], D, GAMMAS), cone_neg=cone_fractions(W1[:, m:2 * m], D, GAMMAS),
         cone_init=cone_fractions(net.W[:, :2 * m].detach(), D, GAMMAS), nice_pos=nice, sure=sure,
@@ -284,6 +284,14 @@ def emergence(size: EmergenceSizes, run: Run) -> EmergenceResult:
         sure_theory=sure_probability(SURE_C1, rec.b_tilde, size.k, rec.sigma_w), G_norm=G[:, :m].norm(dim=-1),
         output_at_init=out0, blocks_13=(W1[:, :2 * m] + W1[:, 2 * m:]).abs().amax((-1, -2)),
         blocks_12=corrected.abs().amax((-1, -2)) / W1.abs().amax((-1, -2)), mean_yx=mean_yx, recipe=rec)
+    return _on_cpu(result)
+
+
+def _on_cpu(result):
+    """The result with every tensor field moved to the CPU (for statistics and figures after a CUDA run)."""
+    return dataclasses.replace(result, **{f.name: getattr(result, f.name).detach().cpu()
+                                          for f in dataclasses.fields(result)
+                                          if isinstance(getattr(result, f.name), torch.Tensor)})
 
 
 # -- E2: gradient features against random features on the structured parity ------------------------------------------
@@ -398,7 +406,7 @@ def lottery_ticket(size: ParitySizes, run: Run, parity: ParityResult) -> TicketR
         acc = _train_and_test(stack_replicas(*arms), task, 3, size, size.ticket_steps, run, "ticket")
         sizes.append(idx.shape[1])
         accs.append(acc[:, 0])
-    return TicketResult(tuple(sizes), torch.stack(accs, 1), thresholds)
+    return _on_cpu(TicketResult(tuple(sizes), torch.stack(accs, 1), thresholds))
 
 
 # -- E3: the XOR mixture against d -------------------------------------------------------------------------------------
@@ -453,7 +461,7 @@ def xor_mixture(size: XorSizes, run: Run) -> XorResult:
         xt, yt = xor_sample(means, size.sigma, size.n_test, run.generator("xor_test", d), run.device)
         with torch.no_grad():
             accs.append(sign_accuracy(trained(_repeat(xt, 2)), _repeat(yt, 2), ties=0.5).reshape(2, S))
-    return XorResult(tuple(size.dims), torch.stack(accs, 1), torch.stack(aligns), torch.stack(ident))
+    return _on_cpu(XorResult(tuple(size.dims), torch.stack(accs, 1), torch.stack(aligns), torch.stack(ident)))
 
 
 # -- the uniform sparse parity (Algorithm 6) ---------------------------------------------------------------------------
@@ -482,7 +490,7 @@ def uniform_sparse_parity(size: UniformParitySizes, run: Run) -> UniformParityRe
     xt, yt, _ = _per_seed(task.sample, size.seeds, size.n_test, run.generator("uniform_test"), run.device)
     with torch.no_grad():
         acc = sign_accuracy(trained(_repeat(xt, 2)), _repeat(yt, 2), ties=0.5).reshape(2, size.seeds)
-    return UniformParityResult(acc, mass, eta1, xi)
+    return _on_cpu(UniformParityResult(acc, mass, eta1, xi))
 
 
 # -- the multi-index model (Algorithm 7) -------------------------------------------------------------------------------
@@ -532,4 +540,4 @@ def multi_index(size: MultiIndexSizes, run: Run) -> MultiIndexResult:
                               _repeat(yt, 2), size.ridge)
         mses.append(fit["mse"].reshape(2, S))
         aligns.append(torch.stack([subspace_alignment(W1, U_dev), subspace_alignment(net.W.detach(), U_dev)]))
-    return MultiIndexResult(tuple(size.widths), torch.stack(mses, 1), torch.stack(aligns, 1), 1.0)
+    return _on_cpu(MultiIndexResult(tuple(size.widths), torch.stack(mses, 1), torch.stack(aligns, 1), 1.0))
