@@ -61,7 +61,7 @@ def labelled_mixture(n: int, means: torch.Tensor, sigmas, weights, labels, gener
 
 def xor_mixture_means(d: int, generator: torch.Generator, dtype=torch.float64) -> torch.Tensor:
     """The four XOR centres of Assumption B.36 (Refinetti et al. 2021): mu_1 = -mu_2, mu_3 = -mu_4, ||mu_j|| = sqrt(d)
-    and <mu_1, mu_3> = 0, from a random orthonormal pair; shape (4, d), labels :data:`XOR_LABELS`."""
+    and <mu_1, mu_3> = 0, from a random orthonormal pair; shape (4, d), labels ``XOR_LABELS``."""
     g = torch.randn(d, 2, generator=generator, dtype=torch.float64)
     q, r = torch.linalg.qr(g)
     q = (q * torch.sign(torch.diagonal(r))).T * d**0.5

@@ -27,7 +27,7 @@ def erasing_step(net, x: torch.Tensor, y: torch.Tensor, eta, loss: Callable, *, 
     and ``a`` in Algorithm 7) are kept. ``eta`` is a number or one value per replica (R,). x is (n, d) shared by the
     replicas or (R, n, d) with y (n,) or (R, n). Returns the new network (same ``trained`` groups) and the
     gradients {group: tensor} at the old one, computed by autograd in the net's dtype, over chunks of examples
-    (:data:`CHUNK_ELEMENTS`) whose gradients are summed with weights chunk size / n."""
+    (``CHUNK_ELEMENTS``) whose gradients are summed with weights chunk size / n."""
     work = dataclasses.replace(net, trained=tuple(groups)).detached()
     tensors = [getattr(work, g) for g in groups]
     n = x.shape[-2]
@@ -59,7 +59,7 @@ def second_layer_gd(features: torch.Tensor, y: torch.Tensor, a: torch.Tensor, *,
                     log_at=(), log_fn=None) -> tuple[torch.Tensor, dict]:
     """Gradient descent on the second layer over frozen features (Algorithm 4 / Theorem 3.4, the later steps of
     Algorithms 6 and 7): the mean ``loss`` of f = features @ a on one sample, features (R, n, m) and targets (R, n)
-    or (n,), from ``a`` (R, m), with analytic (sub)gradients (:data:`LOSSES`). ``lr``: a number or one step size
+    or (n,), from ``a`` (R, m), with analytic (sub)gradients (``LOSSES``). ``lr``: a number or one step size
     per replica (R,) (replica r's gradient is scaled by lr_r / max lr).
 
     Theorem 3.4 bounds the loss at some t in [T]; we return, per replica, the iterate a^(t) with the smallest loss on
