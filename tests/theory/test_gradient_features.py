@@ -89,3 +89,11 @@ def test_sure_probability_and_special_cases():
     for zv in (0.1, 1.0, 5.0):
         lo, mid, hi = (float(mills[key].subs(mills["z"], zv)) for key in ("lower", "tail", "upper"))
         assert lo < mid < hi
+
+
+def test_theorem_width_by_hand():
+    vals = {th.d: 30, th.k: 5, th.r: 1, th.tau: 8, th.C_b: 1, th.p_A: 0.25}
+    p = th.special_case_values("structured parity", vals)["p"]
+    Ba1, Bx1, Bb, BG = 2 * 5**0.5, 30**0.5, 6 / 5**0.5, 5**0.5 * 0.25
+    expected = (Ba1 * Bx1 * (Bb / BG) ** 0.5) ** 4 / (p * 0.1**4)
+    assert abs(th.theorem_width("structured parity", vals) / expected - 1) < 1e-12

@@ -463,3 +463,19 @@ def special_case_values(name: str, values: dict) -> dict[str, float]:
     """p, gamma, B_G and the error bound of the special case ``name`` at the given symbol values (floats)."""
     case = next(c for c in special_cases() if c.name == name)
     return {field: float(getattr(case, field).subs(values)) for field in ("p", "gamma", "B_G", "error")}
+
+
+def theorem_width(name: str, values: dict, eps_val: float = 0.1) -> float:
+    """The first term of the width (3.10), (r B_a1 B_x1 sqrt(B_b/B_G))^4 / (p eps^4), for the structured parity
+    (Lemma B.51: B_a1 = 2 sqrt k, B_x1 = sqrt d, B_b = (k+1)/sqrt k, B_G = sqrt(k) p_A, r as given) or the XOR mixture
+    (Lemma B.41 with sqrt(tau~ log d) = sqrt(d)/sigma_B: B_a1 = 1/sqrt d, B_x1 = (1 + sigma_B) sqrt d,
+    B_b = 2 sqrt d, B_G = sqrt(d)/5, r = 4), with p of :func:`special_cases` at the given symbol values."""
+    p_val = special_case_values(name, values)["p"]
+    if name == "structured parity":
+        Ba1, Bx1, Bb, BG, r_val = 2 * sp.sqrt(k), sp.sqrt(d), (k + 1) / sp.sqrt(k), sp.sqrt(k) * p_A, r
+    elif name.startswith("XOR mixture"):
+        Ba1, Bx1, Bb, BG, r_val = 1 / sp.sqrt(d), (1 + sigma_B) * sp.sqrt(d), 2 * sp.sqrt(d), sp.sqrt(d) / 5, 4
+    else:
+        raise ValueError(f"no width for the special case {name!r}")
+    first = (r_val * Ba1 * Bx1 * sp.sqrt(Bb / BG)) ** 4
+    return float(first.subs(values)) / (p_val * eps_val**4)
