@@ -75,31 +75,11 @@ class EmergenceSizes:
 
 
 @dataclasses.dataclass(frozen=True)
-class ParitySizes:
-    """Gradient features against random features on the structured parity (Theorem 3.22 / Proposition 3.23), and
-    the lottery ticket drawn from the same first step (Proposition B.1)."""
+class OneStepSizes:
+    """A run of Algorithm 4: the first step on ``n_step`` fresh samples per seed, the second layer by ``steps`` steps
+    of GD on ``n_fit`` samples, accuracy on ``n_test`` samples (per part, where the law has parts); ``4 m`` units,
+    ``seeds`` replicas."""
 
-    d: int = 30
-    k: int = 5
-    r: int = 1
-    p_A: float = 0.25
-    p_o: float = 0.5
-    m: int = 50
-    n_step: int = 50_000
-    n_fit: int = 2000  # the second stage's sample (Algorithm 4)
-    steps: int = 2000
-    n_test: int = 4000  # per part and seed
-    seeds: int = 6
-    ticket_per_threshold: tuple[int, ...] = (1, 2, 4)  # units kept per threshold of g* (13 thresholds for k = 5)
-    ticket_steps: int = 2000
-
-
-@dataclasses.dataclass(frozen=True)
-class XorSizes:
-    """The XOR mixture of Refinetti et al. (Assumption B.36): accuracy against d at fixed width."""
-
-    dims: tuple[int, ...] = (50, 100, 200, 400)
-    sigma: float = 4.0
     m: int = 50
     n_step: int = 20_000
     n_fit: int = 2000
@@ -109,17 +89,35 @@ class XorSizes:
 
 
 @dataclasses.dataclass(frozen=True)
-class UniformParitySizes:
+class ParitySizes(OneStepSizes):
+    """Gradient features against random features on the structured parity (Theorem 3.22 / Proposition 3.23), and
+    the lottery ticket drawn from the same first step (Proposition B.1)."""
+
+    n_step: int = 50_000
+    d: int = 30
+    k: int = 5
+    r: int = 1
+    p_A: float = 0.25
+    p_o: float = 0.5
+    ticket_per_threshold: tuple[int, ...] = (1, 2, 4)  # units kept per threshold of g* (13 thresholds for k = 5)
+    ticket_steps: int = 2000
+
+
+@dataclasses.dataclass(frozen=True)
+class XorSizes(OneStepSizes):
+    """The XOR mixture of Refinetti et al. (Assumption B.36): accuracy against d at fixed width."""
+
+    dims: tuple[int, ...] = (50, 100, 200, 400)
+    sigma: float = 4.0
+
+
+@dataclasses.dataclass(frozen=True)
+class UniformParitySizes(OneStepSizes):
     """The k-sparse parity on uniform inputs, one step then the second layer (Algorithm 6, Barak et al.)."""
 
+    n_step: int = 100_000
     d: int = 31
     k: int = 2
-    m: int = 50
-    n_step: int = 100_000
-    n_fit: int = 2000
-    steps: int = 2000
-    n_test: int = 4000
-    seeds: int = 6
 
 
 @dataclasses.dataclass(frozen=True)
@@ -221,6 +219,20 @@ def stack_replicas(*nets: TwoLayerNet) -> TwoLayerNet:
     return dataclasses.replace(nets[0], **cat)
 
 
+def gradient_feature_step(x: torch.Tensor, y: torch.Tensor, m: int, *, sigma_w: float, b_tilde: float, eta1: float,
+                          B_eps: float, run: Run, stream: tuple):
+    """The initialisation (3.9) with fixed biases b~ (one replica per seed of the sample x (S, n, d), y (S, n)),
+    sigma_a of Lemma B.6 with the measured B_G (:func:`scale_second_layer`), and the erasing hinge step. Returns the
+    initial network, the network after the step and the simplified gradients G at initialisation."""
+    net = init_symmetric_gaussian(x.shape[0], x.shape[-1], 4 * m, sigma_w=sigma_w, sigma_a=1.0, bias=-b_tilde, blocks=4,
+                                  activation="relu", trained=("W", "a"), generator=run.generator(*stream),
+                                  device=run.device)
+    G = simplified_gradient(net, x, y)
+    net = scale_second_layer(net, G, b_tilde, eta1, B_eps)
+    new, _ = erasing_step(net, x, y, eta1, hinge)
+    return net, new, G
+
+
 def _per_seed(sample, seeds: int, n: int, generator, device=None):
     """Draw n examples for each of ``seeds`` seeds (on the CPU generator): tensors with a leading seed axis, moved
     to ``device``."""
@@ -257,13 +269,9 @@ def emergence(size: EmergenceSizes, run: Run) -> EmergenceResult:
     task = StructuredParity(size.d, size.k, 1, size.p_A, size.p_o)
     rec = parity_recipe(size.d, size.k, size.p_A)
     D = task.directions()[0].to(run.device)
-    net = init_symmetric_gaussian(size.seeds, size.d, 4 * size.m, sigma_w=rec.sigma_w, sigma_a=1.0,
-                                  bias=-rec.b_tilde, blocks=4, activation="relu", trained=("W", "a"),
-                                  generator=run.generator("emergence_init"), device=run.device)
     x, y, _ = _per_seed(task.sample, size.seeds, size.n_step, run.generator("emergence_data"), run.device)
-    G = simplified_gradient(net, x, y)
-    net = scale_second_layer(net, G, rec.b_tilde, rec.eta1, rec.B_eps)
-    new, _ = erasing_step(net, x, y, rec.eta1, hinge)
+    net, new, G = gradient_feature_step(x, y, size.m, sigma_w=rec.sigma_w, b_tilde=rec.b_tilde, eta1=rec.eta1,
+                                        B_eps=rec.B_eps, run=run, stream=("emergence_init",))
     m = size.m
     xt = task.sample(500, run.generator("emergence_test"))[0].to(run.device)
     with torch.no_grad():
@@ -340,13 +348,9 @@ def _train_and_test(net: TwoLayerNet, task: StructuredParity, arms: int, size, s
 def parity_comparison(size: ParitySizes, run: Run) -> ParityResult:
     task = _parity_task(size)
     rec = parity_recipe(size.d, size.k, size.p_A)
-    net = init_symmetric_gaussian(size.seeds, size.d, 4 * size.m, sigma_w=rec.sigma_w, sigma_a=1.0,
-                                  bias=-rec.b_tilde, blocks=4, activation="relu", trained=("W", "a"),
-                                  generator=run.generator("parity_init"), device=run.device)
     x, y, _ = _per_seed(task.sample, size.seeds, size.n_step, run.generator("parity_step"), run.device)
-    G = simplified_gradient(net, x, y)
-    net = scale_second_layer(net, G, rec.b_tilde, rec.eta1, rec.B_eps)
-    new, _ = erasing_step(net, x, y, rec.eta1, hinge)
+    net, new, G = gradient_feature_step(x, y, size.m, sigma_w=rec.sigma_w, b_tilde=rec.b_tilde, eta1=rec.eta1,
+                                        B_eps=rec.B_eps, run=run, stream=("parity_init",))
     rf = dataclasses.replace(random_features_like(net, new.W), a=new.a.detach())
     acc = _train_and_test(stack_replicas(new, rf), task, 2, size, size.steps, run, "parity")
     return ParityResult(part_names(size.r), acc, new, net, G, task.directions().to(run.device), rec)
@@ -443,12 +447,9 @@ def xor_mixture(size: XorSizes, run: Run) -> XorResult:
         rec = xor_recipe(d, size.sigma)
         gen = run.generator("xor_data", d)
         means = torch.stack([xor_mixture_means(d, gen) for _ in range(S)])  # (S, 4, d)
-        net = init_symmetric_gaussian(S, d, 4 * size.m, sigma_w=rec["sigma_w"], sigma_a=1.0,
-                                      bias=-rec["b_tilde"], blocks=4, activation="relu", trained=("W", "a"),
-                                      generator=run.generator("xor_init", d), device=run.device)
         x, y = antithetic(*xor_sample(means, size.sigma, size.n_step // 2, gen, run.device))
-        net = scale_second_layer(net, simplified_gradient(net, x, y), rec["b_tilde"], rec["eta1"], rec["B_eps"])
-        new, _ = erasing_step(net, x, y, rec["eta1"], hinge)
+        net, new, _ = gradient_feature_step(x, y, size.m, sigma_w=rec["sigma_w"], b_tilde=rec["b_tilde"],
+                                            eta1=rec["eta1"], B_eps=rec["B_eps"], run=run, stream=("xor_init", d))
         m = size.m
         W1 = new.W.detach()
         ident.append((W1[:, m:2 * m] - W1[:, :m]).abs().amax((-1, -2)) / W1.abs().amax((-1, -2)))
