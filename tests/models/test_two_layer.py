@@ -288,3 +288,12 @@ def test_four_blocks_output_zero_and_structure():
     assert sign(x[:, :5].repeat(1, 2)[:, :7]).abs().max() < 1e-14
     dam = init_symmetric_damian(2, 400, 4000, generator=gen(4))
     assert (dam.b == 0).all() and abs(float(dam.W.detach().pow(2).sum(-1).mean()) - 1) < 0.02
+
+
+def test_fixed_output_init_is_eq_2_of_zhang_et_al():
+    """w_k ~ N(0, I/d) (in the feature coordinates), a_k uniform on {-1/m, +1/m} and fixed: only W is trained."""
+    net = init_fixed_output(4, 30, 500, d_ambient=120, generator=gen(9))
+    assert net.W.shape == (4, 500, 30) and torch.all(net.a.abs() == 1 / 500)
+    assert abs(net.W.var().item() - 1 / 120) < 5 * (2 / 60000) ** 0.5 / 120  # five standard errors of the variance
+    assert abs((net.a > 0).float().mean().item() - 0.5) < 5 * (0.25 / 2000) ** 0.5
+    assert net.parameters() == [net.W] and not net.a.requires_grad
