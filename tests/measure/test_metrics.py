@@ -57,3 +57,11 @@ def test_exact_match_needs_every_answer_token():
     generated = torch.tensor([[3, 4, 9], [3, 5, 9], [3, 4, 1]])  # longer than the answer: the rest is ignored
     answer = torch.tensor([[3, 4], [3, 4], [3, 4]])
     assert exact_match(generated, answer).tolist() == [True, False, True]
+
+
+def test_sign_accuracy_ties():
+    from feature_learning.measure.metrics import sign_accuracy
+
+    scores = torch.tensor([1.0, 0.0, -2.0, 0.0])
+    y = torch.tensor([1.0, 1.0, 1.0, -1.0])
+    assert float(sign_accuracy(scores, y)) == 0.25 and float(sign_accuracy(scores, y, ties=0.5)) == 0.5

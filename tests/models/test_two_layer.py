@@ -274,6 +274,25 @@ def test_normalized_margin_matches_bias_free_relu():
     assert torch.allclose(normalized_margin(net, X, y), ref, rtol=1e-13, atol=0)
 
 
+# -- dissertation ch. 3: the four-block symmetric initialisation (3.9) ----------------------------------------------
+def test_four_blocks_output_zero_and_structure():
+    from feature_learning.models.two_layer import init_symmetric_damian, init_symmetric_sign, symmetric_four_blocks
+
+    net = init_symmetric_gaussian(3, 5, 8, sigma_w=1.0, sigma_a=1.0, bias=-0.7, blocks=4, activation="relu",
+                                  trained=("W", "a"), generator=gen(1))
+    x = torch.randn(50, 5, generator=gen(2), dtype=D)
+    assert net(x).abs().max() < 1e-14
+    W, b, a = symmetric_four_blocks(net.W[:, :2], net.b[:, :2], net.a[:, :2])
+    assert torch.equal(W, net.W) and torch.equal(b, net.b) and torch.equal(a, net.a)
+    sign = init_symmetric_sign(2, 7, 12, bias_levels=3, generator=gen(3))
+    assert set(sign.W.unique().tolist()) == {-1.0, 1.0} and set(sign.a.abs().unique().tolist()) == {1.0}
+    levels = {round(v * 3) for v in (-sign.b[:, :3]).flatten().tolist()}
+    assert levels <= {-2, -1, 0, 1, 2}
+    assert sign(x[:, :5].repeat(1, 2)[:, :7]).abs().max() < 1e-14
+    dam = init_symmetric_damian(2, 400, 4000, generator=gen(4))
+    assert (dam.b == 0).all() and abs(float(dam.W.detach().pow(2).sum(-1).mean()) - 1) < 0.02
+
+
 def test_fixed_output_init_is_eq_2_of_zhang_et_al():
     """w_k ~ N(0, I/d) (in the feature coordinates), a_k uniform on {-1/m, +1/m} and fixed: only W is trained."""
     net = init_fixed_output(4, 30, 500, d_ambient=120, generator=gen(9))

@@ -13,10 +13,14 @@ from collections.abc import Callable
 import torch
 
 
-def sign_accuracy(scores: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Fraction of examples (last axis) with sign(score) = y, y in {-1, +1}; a score of 0 counts as wrong (as at a
-    symmetric initialisation). (..., n) -> (...), float64."""
-    return (y * scores > 0).double().mean(-1)
+def sign_accuracy(scores: torch.Tensor, y: torch.Tensor, ties: float = 0.0) -> torch.Tensor:
+    """Fraction of examples (last axis) with sign(score) = y, y in {-1, +1}; a score of 0 counts as ``ties`` of a
+    hit (default wrong, as at a symmetric initialisation; 0.5 scores a silent network as a coin). (..., n) -> (...),
+    float64."""
+    hits = (y * scores > 0).double()
+    if ties:
+        hits = hits + ties * (scores == 0).double()
+    return hits.mean(-1)
 
 
 def argmax_accuracy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

@@ -35,12 +35,16 @@ def measured_vs_predicted(panels: list[tuple[str, object, object]], xlabel: str 
     return fig
 
 
-def grouped_bars(groups: list[str], series: dict, ylabel: str = "", title: str = "", log: bool = False) -> plt.Figure:
-    """Bars per group (x axis) for each named series of values (Fig. 10 style)."""
+def grouped_bars(groups: list[str], series: dict, ylabel: str = "", title: str = "", log: bool = False,
+                 errors: dict | None = None) -> plt.Figure:
+    """Bars per group (x axis) for each named series of values (Fig. 10 style); ``errors`` (same keys) draws error
+    bars of those half-widths (e.g. one standard deviation over seeds)."""
     fig, ax = plt.subplots(figsize=(1.6 * len(groups) + 2, 3.3))
     width = 0.8 / len(series)
     for i, (name, values) in enumerate(series.items()):
-        ax.bar(np.arange(len(groups)) + (i - (len(series) - 1) / 2) * width, to_numpy(values), width, label=name)
+        err = None if errors is None else to_numpy(errors[name])
+        ax.bar(np.arange(len(groups)) + (i - (len(series) - 1) / 2) * width, to_numpy(values), width, label=name,
+               yerr=err, capsize=3 if err is not None else 0)
     ax.set_xticks(np.arange(len(groups)), groups)
     ax.set_ylabel(ylabel)
     if log:
@@ -202,5 +206,31 @@ def seed_curve_panels(panels: list[dict], ylabel: str = "test accuracy", xlabel:
         if i > 0 and ax.get_legend() is not None:
             ax.get_legend().remove()
     axes[0, 0].legend(fontsize=6, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def seed_errorbars(x, series: dict, xlabel: str, ylabel: str, *, logx: bool = False, guides: dict | None = None,
+                   ylim=None, title: str = "") -> plt.Figure:
+    """Mean +- one standard deviation over seeds against x, one line per ``label: values (S, len(x))``; ``guides``
+    adds reference curves ``label: (values (len(x),), style)`` (a closed form, a chance level)."""
+    fig, ax = plt.subplots(figsize=(5.2, 3.5))
+    xs = to_numpy(x)
+    for label, values in series.items():
+        v = to_numpy(values)
+        v = v[None, :] if v.ndim == 1 else v
+        ax.errorbar(xs, v.mean(0), yerr=v.std(0, ddof=1) if v.shape[0] > 1 else None, label=label, capsize=3,
+                    marker="o", ms=4)
+    for label, (values, style) in (guides or {}).items():
+        ax.plot(xs, to_numpy(values) * np.ones(len(xs)), style, lw=1, label=label)
+    if logx:
+        ax.set_xscale("log")
+        if len(xs) <= 6:  # label the measured points, not powers of ten
+            ax.set_xticks(xs, [f"{v:g}" for v in xs])
+            ax.minorticks_off()
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

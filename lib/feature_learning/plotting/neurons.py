@@ -155,3 +155,21 @@ def mds_panels(rows: list[list[dict]], width: float = 3.3) -> plt.Figure:
     axes[0, 0].legend(fontsize=7, loc="lower left")
     fig.tight_layout()
     return fig
+
+
+def cosine_histograms(panels: dict, xlabel: str = "|cos(w, D)|", bins: int = 40) -> plt.Figure:
+    """Histograms of per-unit cosines with a direction, one panel per entry ``title: {label: values}`` (values of any
+    shape, pooled), on a shared [0, 1] axis: e.g. the units at initialisation and after the first step
+    (dissertation ch. 3, Lemma 3.13)."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.2), squeeze=False, sharey=True)
+    edges = np.linspace(0, 1, bins + 1)
+    for ax, (title, series) in zip(axes[0], panels.items(), strict=True):
+        for label, values in series.items():
+            v = to_numpy(values).ravel()
+            ax.hist(v, bins=edges, weights=np.full(len(v), 1 / len(v)), alpha=0.6, label=label)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(xlabel)
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("fraction of units")
+    fig.tight_layout()
+    return fig
