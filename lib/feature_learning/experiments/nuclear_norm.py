@@ -34,6 +34,8 @@ from feature_learning.data.domain_shift import (
 from feature_learning.measure.metrics import argmax_accuracy
 from feature_learning.measure.rank import nuclear_norm, stable_rank
 from feature_learning.models.two_layer import init_torch_default
+from feature_learning.plotting.boundaries import linear_boundaries_2d
+from feature_learning.plotting.curves import errorbar_panels, grouped_bars
 from feature_learning.theory import nuclear_norm as theory
 from feature_learning.training.convex import keep_top_k, logistic_ridge_newton, soft_threshold
 from feature_learning.training.loop import OptimConfig, train
@@ -47,12 +49,12 @@ class PopulationSizes:
     r: int = 64  # invariant features (the notes' E6-T(a): 3/sqrt(r) = 0.375 < gamma, d > r/gamma^2 + r = 380)
     d: int = 400
     gamma: float = 0.45
-    samples: int = 400_000  # Monte-Carlo draws of (S_R, S_U), shared by every lambda
+    samples: int = 200_000  # Monte-Carlo draws of (S_R, S_U), shared by every lambda
     lambdas: tuple[float, ...] = (1e-3, 1e-2, 1e-1, 1.0, 3.0)
     full_samples: int = 40_000  # draws of the full z for the d-dimensional optimum
     full_lambda: float = 0.1
     sweep_r: int = 49  # OOD accuracy against d - r (the notes' C6-12 table)
-    sweep_gaps: tuple[int, ...] = (10, 25, 40, 50, 55, 60, 65, 75, 100, 150, 251)
+    sweep_gaps: tuple[int, ...] = (10, 25, 40, 50, 55, 60, 65, 75, 100, 251)
     sweep_lambda: float = 0.01
     support_r: int = 3  # exhaustive search over supports (Lemma 6.2)
     support_d: int = 6
@@ -75,9 +77,9 @@ class FiniteSampleSizes:
     iht_budgets: tuple[int, ...] = (20, 49)
     nu_batch: int = 512  # > d
     nu_small_batch: int = 256  # < d
-    nu_lambdas: tuple[float, ...] = (0.003, 0.01, 0.03, 0.1, 0.3)
+    nu_lambdas: tuple[float, ...] = (0.01, 0.03, 0.1, 0.3)
     nu_small_lambdas: tuple[float, ...] = (0.01, 0.03)
-    nu_steps: int = 600
+    nu_steps: int = 400
     rank_batch: int = 2000  # OOD batch on which the stable rank of the features is measured
 
 
@@ -108,8 +110,8 @@ class AnalogueSizes:
     features: int = 32
     batch: int = 128  # > features: the penalty sees a full-rank batch
     lr: float = 1e-3
-    steps: int = 1500
-    lambdas: tuple[float, ...] = (0.0, 0.001, 0.003, 0.01, 0.03, 0.06, 0.3)
+    steps: int = 1000
+    lambdas: tuple[float, ...] = (0.0, 0.003, 0.01, 0.03, 0.06, 0.3)
     seeds: int = 6
 
 
@@ -132,13 +134,15 @@ CI = override(
             "nu_lambdas": (0.01, 0.03, 0.3), "nu_small_lambdas": (0.03,), "steps": 400, "nu_steps": 300,
             "iht_budgets": (20,), "l1_lambdas": (3e-3,)},
     toy={"test": 100_000, "steps": 1000, "seeds": 3},
-    analogue={"steps": 600, "lambdas": (0.0, 0.003, 0.01, 0.03, 0.3), "seeds": 4,  # the claims use 0, 0.01, 0.3
+    analogue={"steps": 600, "lambdas": (0.0, 0.003, 0.01, 0.03, 0.3),  # the claims use 0, 0.01 and 0.3
               "n_per_domain": 1500, "n_test": 2000},
 )
 FULL = override(
     BOOK,
-    population={"samples": 2_000_000, "full_samples": 100_000},
-    finite={"n": 8000, "nu_batch": 1024, "nu_steps": 1500, "steps": 1500},
+    population={"samples": 2_000_000, "full_samples": 100_000,
+                "sweep_gaps": (10, 25, 40, 50, 55, 60, 65, 75, 100, 150, 251)},
+    finite={"n": 8000, "nu_batch": 1024, "nu_steps": 1500, "steps": 1500,  # the notes' B = 1024 > d
+            "nu_lambdas": (0.003, 0.01, 0.03, 0.1, 0.3)},
     analogue={"steps": 3000, "seeds": 12, "lambdas": (0.0, 0.001, 0.003, 0.01, 0.02, 0.03, 0.04, 0.06, 0.1, 0.3)},
 )
 SIZES = {"ci": CI, "book": BOOK, "full": FULL}
@@ -513,3 +517,88 @@ def domain_analogue(size: NuclearSizes, run: Run, which: str) -> Analogue:
     head = a.ood_gammas[0]
     return Analogue(which, a.lambdas, id_acc, results[head][0], {gam: res[0] for gam, res in results.items()},
                     results[head][1], 1 / classes)
+
+
+# -- figures ---------------------------------------------------------------------------------------------------------
+def plot_population(pop: Population):
+    """alpha, beta and their ratio against lambda with Lemma 6.1's bounds; OOD accuracy against d - r with the CLT
+    curve and Proposition 6.3's threshold d - r = r / gamma^2."""
+    p = pop.sizes
+    lams = [o.lam for o in pop.optima]
+    gaps = [s.gap for s in pop.sweep]
+    return errorbar_panels([
+        {"title": f"ERM-l2 optimum, r={p.r}, d={p.d}, gamma={p.gamma}", "xlabel": r"$\lambda$", "xlog": True,
+         "ylabel": "weight", "series": {r"$\alpha$ (invariant)": (lams, [o.alpha for o in pop.optima], None, "o-"),
+                                        r"$\beta$ (environmental)": (lams, [o.beta for o in pop.optima], None, "s-")},
+         "hlines": {r"$1/\sqrt{r}$": (1 / math.sqrt(p.r), "--")}},
+        {"title": r"$\alpha/\beta$ against Lemma 6.1(3)", "xlabel": r"$\lambda$", "xlog": True, "ylabel": "ratio",
+         "series": {r"$\alpha/\beta$": (lams, [o.ratio for o in pop.optima], None, "o-")},
+         "hlines": {r"$3/(4\gamma)$ (Lemma 6.1)": (3 / (4 * p.gamma), "--"),
+                    r"$1/(2\gamma)$ (large-d heuristic)": (1 / (2 * p.gamma), ":")}, "ylim": (0.9, 1.8)},
+        {"title": f"OOD accuracy of ERM-l2, r={p.sweep_r}, lambda={p.sweep_lambda}", "xlabel": "d - r",
+         "ylabel": "OOD accuracy", "series": {"Monte Carlo": (gaps, [s.ood_accuracy for s in pop.sweep], None, "o-"),
+                                              "CLT": (gaps, [s.clt for s in pop.sweep], None, "x--")},
+         "vlines": {r"$r/\gamma^2$ (Prop. 6.3)": (p.sweep_r / p.gamma**2, "--")}},
+    ])
+
+
+def plot_finite_sample(fs: FiniteSample):
+    """ERM-NU's OOD accuracy against lambda for a batch above and below d, with the stable rank of the OOD features
+    on a twin axis and the ERM-l2 / IHT levels as guides."""
+    f = fs.sizes
+    big, small = fs.nu(f.nu_batch), fs.nu(f.nu_small_batch)
+    return errorbar_panels([{
+        "title": f"ERM-NU on the linear model, r={f.r}, d={f.d}, n={f.n}", "xlabel": r"$\lambda$", "xlog": True,
+        "ylabel": "OOD accuracy", "ylim": (-0.05, 1.05), "legend": "center left",
+        "series": {f"OOD acc, batch {f.nu_batch} > d": ([m.lam for m in big], [m.ood_accuracy for m in big], None,
+                                                        "o-"),
+                   f"OOD acc, batch {f.nu_small_batch} < d": ([m.lam for m in small],
+                                                              [m.ood_accuracy for m in small], None, "s-")},
+        "hlines": {"ERM-l2": (fs.get("ERM-l2").ood_accuracy, ":")},
+        "twin": {"ylabel": "stable rank of OOD features",
+                 "series": {f"stable rank, batch {f.nu_batch}": ([m.lam for m in big], [m.stable_rank for m in big],
+                                                                 None, "C2^--")}},
+    }], width=6.0, height=3.6)
+
+
+def plot_toy(toy: Toy, run: Run, n: int = 800):
+    """The 2-D task (ID and OOD samples) with the boundaries learned by ERM, ERM-NU and ERM-l2 (first seed)."""
+    lines = {r.name: (torch.stack([r.first[0], r.first[0] * r.slopes[0]]), style)
+             for r, style in zip(toy.runs[:3], ("k-", "C2--", "C1-."), strict=True)}
+    panels = []
+    for title, p in (("in distribution (P(b=+1)=0.7)", 0.7), ("out of distribution (P(b=+1)=0.3)", 0.3)):
+        x, y = spurious_2d(n, p, run.generator("toy_plot", p))
+        panels.append({"title": title, "x": x, "y": y, "lines": lines})
+    return linear_boundaries_2d(panels)
+
+
+def plot_analogues(analogues: list[Analogue]):
+    """Fig. 6.5 analogue: OOD accuracy (mean +- se over seeds) and the stable rank of the OOD features against
+    lambda, one panel per data set (x axis symmetric-log so that lambda = 0, ERM, shows)."""
+    panels = []
+    for a in analogues:
+        lams = list(a.lambdas)
+        n = a.ood_accuracy.shape[1]
+        se = a.ood_accuracy.std(1) / math.sqrt(n)
+        panels.append({"title": f"{a.name}: ERM-NU against lambda", "xlabel": r"$\lambda$", "symlog": 1e-3,
+                       "ylabel": "accuracy", "ylim": (0, 1.05), "legend": "lower left",
+                       "series": {"OOD accuracy": (lams, a.ood_accuracy.mean(1), se, "o-"),
+                                  "ID accuracy": (lams, a.id_accuracy.mean(1), a.id_accuracy.std(1) / math.sqrt(n),
+                                                  "s:")},
+                       "hlines": {"chance": (a.chance, "--")},
+                       "twin": {"ylabel": "stable rank (OOD features)",
+                                "series": {"stable rank": (lams, a.stable_rank.mean(1),
+                                                           a.stable_rank.std(1) / math.sqrt(n), "C2^--")}}})
+    return errorbar_panels(panels, width=4.6, height=3.4)
+
+
+def plot_erm_vs_nu(analogues: list[Analogue], lam: float):
+    """Fig. 6.4 analogue: ERM against ERM-NU at one lambda, ID and OOD accuracy, mean +- se over seeds."""
+    groups, values, errors = [], {"ERM": [], f"ERM-NU (lambda={lam})": []}, {"ERM": [], f"ERM-NU (lambda={lam})": []}
+    for a in analogues:
+        for split, acc in (("ID", a.id_accuracy), ("OOD", a.ood_accuracy)):
+            groups.append(f"{a.name} {split}")
+            for key, row in (("ERM", acc[a.index(0.0)]), (f"ERM-NU (lambda={lam})", acc[a.index(lam)])):
+                values[key].append(float(row.mean()))
+                errors[key].append(float(row.std()) / math.sqrt(len(row)))
+    return grouped_bars(groups, values, ylabel="accuracy", errors=errors, ylim=(0.5, 1.02))
