@@ -2,7 +2,8 @@
 
 A chapter never calls ``plt.subplots`` itself. Functions are grouped by the kind of figure, one module each:
 :mod:`~feature_learning.plotting.curves`, :mod:`~feature_learning.plotting.neurons`,
-:mod:`~feature_learning.plotting.spectra`, :mod:`~feature_learning.plotting.attention`; import them from there.
+:mod:`~feature_learning.plotting.spectra`, :mod:`~feature_learning.plotting.attention`,
+:mod:`~feature_learning.plotting.boundaries`; import them from there.
 """
 
 from __future__ import annotations

@@ -36,15 +36,17 @@ def measured_vs_predicted(panels: list[tuple[str, object, object]], xlabel: str 
 
 
 def grouped_bars(groups: list[str], series: dict, ylabel: str = "", title: str = "", log: bool = False,
-                 errors: dict | None = None) -> plt.Figure:
-    """Bars per group (x axis) for each named series of values (Fig. 10 style); ``errors`` (same keys) draws error
-    bars of those half-widths (e.g. one standard deviation over seeds)."""
+                 errors: dict | None = None, ylim=None) -> plt.Figure:
+    """Bars per group (x axis) for each named series of values (Fig. 10 style); ``errors`` (same keys, optional)
+    draws error bars (e.g. standard errors over seeds)."""
     fig, ax = plt.subplots(figsize=(1.6 * len(groups) + 2, 3.3))
     width = 0.8 / len(series)
     for i, (name, values) in enumerate(series.items()):
-        err = None if errors is None else to_numpy(errors[name])
+        err = None if errors is None or name not in errors else to_numpy(errors[name])
         ax.bar(np.arange(len(groups)) + (i - (len(series) - 1) / 2) * width, to_numpy(values), width, label=name,
                yerr=err, capsize=3 if err is not None else 0)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
     ax.set_xticks(np.arange(len(groups)), groups)
     ax.set_ylabel(ylabel)
     if log:
@@ -232,5 +234,37 @@ def seed_errorbars(x, series: dict, xlabel: str, ylabel: str, *, logx: bool = Fa
         ax.set_ylim(*ylim)
     ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def errorbar_panels(panels: list[dict], width: float = 4.0, height: float = 3.2) -> plt.Figure:
+    """Side-by-side panels of series with optional error bars. Each panel: ``title``, ``xlabel``, ``ylabel``,
+    ``series``: label -> (x, y, yerr or None, style); optional ``xlog`` (or ``symlog``: its linear threshold),
+    ``ylim``, ``hlines`` / ``vlines``: label -> (value, style), and ``twin``: {"ylabel", "series"} drawn on a
+    right-hand axis (e.g. a stable rank next to an accuracy, Fig. 6.5 style)."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(width * len(panels), height), squeeze=False)
+    for ax, panel in zip(axes[0], panels, strict=True):
+        handles = []
+        for target, spec in ((ax, panel), (ax.twinx() if "twin" in panel else None, panel.get("twin"))):
+            if target is None:
+                continue
+            for label, (x, y, yerr, style) in spec["series"].items():
+                container = target.errorbar(to_numpy(x), to_numpy(y), yerr=None if yerr is None else to_numpy(yerr),
+                                            fmt=style, capsize=3, lw=1.2, ms=4, label=label)
+                handles.append(container)
+            target.set_ylabel(spec.get("ylabel", ""))
+        for key, draw in (("hlines", ax.axhline), ("vlines", ax.axvline)):
+            for label, (value, style) in panel.get(key, {}).items():
+                handles.append(draw(value, ls=style, color="gray", lw=0.9, label=label))
+        if panel.get("symlog"):  # a log axis that also shows x = 0 (lambda = 0, plain ERM)
+            ax.set_xscale("symlog", linthresh=panel["symlog"])
+        elif panel.get("xlog"):
+            ax.set_xscale("log")
+        if panel.get("ylim") is not None:
+            ax.set_ylim(*panel["ylim"])
+        ax.set_title(panel.get("title", ""), fontsize=9)
+        ax.set_xlabel(panel.get("xlabel", ""))
+        ax.legend(handles=handles, fontsize=7, loc=panel.get("legend", "best"))
     fig.tight_layout()
     return fig
