@@ -17,7 +17,8 @@ Laws of ``phi~`` (Appendix C and E of the paper = Appendix A.5 / A.7 of the diss
 ``noise_std`` adds the Gaussian noise zeta ~ N(0, noise_std^2 I_d) of the general setting (Appendix F / A.8,
 eq. (A.292)); it enters sigma~^2 as d * noise_std^2.
 
-Class imbalance (Appendix E.2.2 = A.7): :meth:`SparseCodingTask.sample_class_ratio` draws from the law and keeps a
+Class imbalance (Appendix E.2.2 = A.7):
+:meth:`feature_learning.data.sparse_coding.SparseCodingTask.sample_class_ratio` draws from the law and keeps a
 given fraction of negatives (class-conditional resampling; the source does not say how it resampled).
 
 Pattern coordinates: with orthonormal M and no noise every input lies in span(M), so ``<w, x> = <M^T w, M^T x>``

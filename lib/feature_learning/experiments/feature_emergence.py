@@ -344,8 +344,8 @@ def classifier_stage(two: TwoLayerNet, init: TwoLayerNet, data: dict[str, torch.
     """Steps t = 3..T of the network (mini-batch SGD of the hinge loss, sigma_xi = 0, lambda = 0) and, side by side,
     the same number of SGD steps of the two fixed-feature models of Appendix E.1 on the same mini-batches: random
     features (the second layer of the initial network) and the NTK model (the network linearised at initialisation,
-    trained in parameter space). Step sizes: :data:`SECOND_LAYER_STEP` for the network's a,
-    :data:`FIRST_LAYER_FACTOR` times the theorem's eta = k^2/(T m^(1/3)) for its W and b, :data:`BASELINE_STEP` for
+    trained in parameter space). Step sizes: ``SECOND_LAYER_STEP`` for the network's a,
+    ``FIRST_LAYER_FACTOR`` times the theorem's eta = k^2/(T m^(1/3)) for its W and b, ``BASELINE_STEP`` for
     the baselines, all times :func:`stage_schedule`. Runs in float32; ``data`` has x, y (train) and x_test,
     y_test, each batched over the replicas R, and optionally the class weights ``alpha`` (R, n) of the training
     samples (:func:`class_weights`: the class-weighted hinge, for imbalanced classes; default 1)."""
@@ -383,9 +383,9 @@ def classifier_stage(two: TwoLayerNet, init: TwoLayerNet, data: dict[str, torch.
 def probe(features: torch.Tensor, y: torch.Tensor, features_test: torch.Tensor, y_test: torch.Tensor,
           n_fit: int | None = None) -> torch.Tensor:
     """"Train the best classifier on top" of frozen features (Appendix E.1): logistic regression on standardised
-    features, penalty 1/2 ||w||^2 with C = :data:`PROBE_C`, solved by Newton's method
+    features, penalty 1/2 ||w||^2 with C = ``PROBE_C``, solved by Newton's method
     (:func:`feature_learning.measure.probes.logistic_probe`); fitted on the first ``n_fit`` training samples
-    (default :data:`PROBE_FIT`).
+    (default ``PROBE_FIT``).
     Returns the test accuracy per replica (R,). Standardising makes the probe blind to the features' scale (the
     step-one features vary at the 1e-10 scale), so it is the best linear classifier of their directions."""
     n_fit = min(n_fit or PROBE_FIT, features.shape[1])
@@ -404,7 +404,8 @@ def sample_patterns(task: SparseCodingTask, n: int, A: torch.Tensor, generator: 
     The part of w orthogonal to span(M) is erased by step 1's decay in the network and never moved in the
     random-feature and NTK models; it enters only the cosines, through its norm. (The law of M^T w^(0) is
     N(0, sigma_w^2 I_D) whatever M is, so M itself never needs to be drawn.) ``negative_ratio`` resamples to that
-    share of class -1 (Appendix E.2.2, :meth:`SparseCodingTask.sample_class_ratio`)."""
+    share of class -1 (Appendix E.2.2,
+    :meth:`feature_learning.data.sparse_coding.SparseCodingTask.sample_class_ratio`)."""
     eye = torch.eye(task.D, dtype=torch.float64)
     if negative_ratio is None:
         z, y, _ = task.sample(n, eye, A, generator)
@@ -785,7 +786,8 @@ class InjectionResult:
 def injection_experiment(size: InjectionSizes, run) -> InjectionResult:
     """Algorithm 1 / Appendix E.5 of Shi, Wei and Liang on bundled data:
 
-    1. a teacher FC(m_t) (one hidden layer, quadratic activation, :func:`init_lecun`) is trained on digits with the
+    1. a teacher FC(m_t) (one hidden layer, quadratic activation,
+    :func:`feature_learning.models.two_layer.init_lecun`) is trained on digits with the
        regulariser R1 + R2 (eqs. (291)-(293)) on Gaussian inputs with the digits' mean and covariance, so that its
        labels there are balanced and confident;
     2. the teacher relabels digits and Gaussian inputs;

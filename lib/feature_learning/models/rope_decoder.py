@@ -3,7 +3,7 @@ dissertation ch. 9).
 
 Pre-LayerNorm blocks of causal multi-head self-attention (rotary position embedding on queries and keys, Su et al.
 2021, as in LLaMA, Mistral and Phi) and a GELU MLP; an untied read-out over the whole vocabulary. Definitions 9.1-9.2
-of the source in code: ``Attn`` is :meth:`Block.attend`, ``g_i`` the LayerNorms, residuals and MLP.
+of the source in code: ``Attn`` is ``Block.attend``, ``g_i`` the LayerNorms, residuals and MLP.
 
 Shapes: B prompts, T positions, D model width, H heads of width e = D / H (the source's d in Theorem 9.3 is the head
 width e). Layers are counted from 1 in the API, as in Algorithm 2 (``layer=r`` runs layers 1..r).
@@ -68,7 +68,7 @@ class KVCache:
 
 
 class CausalLM(Protocol):
-    """What :func:`feature_learning.inference.token_selection.gemfilter` needs from a causal transformer."""
+    """What ``feature_learning.inference.token_selection.gemfilter`` needs from a causal transformer."""
 
     n_layers: int
 

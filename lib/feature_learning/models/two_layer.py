@@ -13,7 +13,8 @@ step size and weight decay for :func:`feature_learning.training.loop.train` (a s
 
 Initialisations, one signature ``(replicas, d_in, width, *, d_out=None, generator, dtype, device, ...)``, named by
 their source: :func:`init_symmetric_gaussian`, :func:`init_fixed_output`, :func:`init_torch_default`,
-:func:`init_balanced`, :func:`init_aligned`, :func:`init_lecun`, :func:`init_symmetric_sign`,
+:func:`init_balanced`, :func:`init_aligned`, :func:`feature_learning.models.two_layer.init_lecun`,
+:func:`init_symmetric_sign`,
 :func:`init_symmetric_damian`. Each draws its random numbers in the order of the
 function it replaces (named in its docstring), so that the same generator gives the same network.
 """
