@@ -16,7 +16,7 @@ from feature_learning.data.sparse_coding import (
     pattern_coordinates,
 )
 from feature_learning.experiments import feature_emergence as chapter
-from feature_learning.measure.directions import best_cosine_per_target
+from feature_learning.measure.geometry import best_cosine_per_target
 from feature_learning.models.truncated_relu import (
     TwoLayerParams,
     forward,

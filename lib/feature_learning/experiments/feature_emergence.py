@@ -26,7 +26,7 @@ from feature_learning.data.sparse_coding import (
     pattern_coordinates,
     relevant_direction,
 )
-from feature_learning.measure.directions import best_cosine_per_target
+from feature_learning.measure.geometry import best_cosine_per_target
 from feature_learning.models.truncated_relu import (
     TwoLayerParams,
     forward,
