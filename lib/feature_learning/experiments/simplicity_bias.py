@@ -144,6 +144,7 @@ CAPTURE_INIT_SCALE, CAPTURE_LR = 1e-8, 0.5
 DOMINO = dict(mu_simple=0.45, sigma_simple=0.05, sigma_complex=0.35, d_noise=20)
 DOMINO_SMALL_INIT, DOMINO_STANDARD_INIT = 2.0**-7, 1.0
 PROBE_C = 1000.0  # the source's regularised probe
+PROBES = {"C=1000": PROBE_C, "no penalty": None}
 MID_FRACTION = 4  # the source compares epoch 64 with epoch 256: a quarter of training against the end
 
 
@@ -226,7 +227,7 @@ def four_neuron_run(size: FourNeuronSizes, run: Run) -> FourNeuronResult:
     """The three four-neuron inits of Figs. 1, 6, 7 and ``lemma_seeds`` balanced isotropic networks of width
     ``lemma_width`` (scale 1e-4) on Assumption 5.1 data, one batch, the source's schedule for ``epochs`` steps."""
     dev = run.device
-    X, y = xor_cluster_data(XOR_BASE, 2, delta=XOR_DELTA, sigma=XOR_SIGMA, generator=run.generator(1))
+    X, y = xor_cluster_data(XOR_BASE, 2, delta=XOR_DELTA, sigma=XOR_SIGMA, generator=run.generator("xor_data"))
     extrema = g_extrema_on_circle(X, y)
     lam = float(extrema[1].abs().max())
     g_e1 = float(g_function(torch.tensor([[1.0, 0.0]], dtype=DT), X, y)[0])
@@ -237,7 +238,8 @@ def four_neuron_run(size: FourNeuronSizes, run: Run) -> FourNeuronResult:
     dirs = torch.tensor(FOUR_NEURON_DIRECTIONS, dtype=DT)
     a0 = torch.tensor(list(FOUR_NEURON_INITS.values()), dtype=DT)
     four = init_aligned(len(FOUR_NEURON_INITS), 2, 4, a0=a0, directions=dirs)
-    lemma = init_balanced(size.lemma_seeds, 2, width, scale=LEMMA_INIT_SCALE, generator=run.generator(2))
+    lemma = init_balanced(size.lemma_seeds, 2, width, scale=LEMMA_INIT_SCALE,
+                          generator=run.generator("lemma_init"))
     net = cat_replicas([pad_width(four, width), lemma]).to(device=dev)
     init = net.detached()
     snaps = sorted(set(range(0, size.epochs + 1, size.snapshot_every)) | {12})
@@ -287,7 +289,8 @@ def capture_run(size: CaptureSizes, run: Run, X: torch.Tensor, y: torch.Tensor, 
     negligible), ``seeds`` networks per width in one batch (narrower networks zero-padded); a run captures an
     extremum when a neuron of the extremum's sign lies within 0.1 rad of it."""
     widths, S = size.widths, size.seeds
-    net = init_balanced(len(widths) * S, 2, max(widths), scale=CAPTURE_INIT_SCALE, generator=run.generator(3))
+    net = init_balanced(len(widths) * S, 2, max(widths), scale=CAPTURE_INIT_SCALE,
+                         generator=run.generator("capture_init"))
     with torch.no_grad():
         for i, w in enumerate(widths):  # narrower networks: zero neurons beyond the width
             net.a[i * S:(i + 1) * S, w:] = 0
@@ -352,13 +355,13 @@ def skewed_xor_run(size: SkewSizes, run: Run) -> SkewResult:
     """Both angles and both widths in one batch (the narrower network zero-padded), PyTorch's default init times
     2^-7, full-batch GD for ``epochs`` steps of ``lr``; neurons compared with the extrema of the sampled G."""
     dev = run.device
-    data = [skewed_xor_data(size.base, al, generator=run.generator(10 + i)) for i, al in enumerate(SKEW_ANGLES)]
+    data = [skewed_xor_data(size.base, al, generator=run.generator("skew_data", i)) for i, al in enumerate(SKEW_ANGLES)]
     width = max(size.widths)
     nets, Xs, ys = [], [], []
     for i in range(len(SKEW_ANGLES)):
         for w in size.widths:
             net = init_torch_default(1, 2, w, scale=SKEW_INIT_SCALE, bias=False, trained=("W", "a"),
-                                     generator=run.generator(20 + 7 * i + w), dtype=DT)
+                                     generator=run.generator("skew_init", i, w), dtype=DT)
             nets.append(pad_width(net, width))
             Xs.append(data[i][0])
             ys.append(data[i][1])
@@ -392,7 +395,7 @@ def skewed_xor_run(size: SkewSizes, run: Run) -> SkewResult:
     pairs = [(runs[i * nw], runs[i * nw + nw - 1]) for i in range(len(SKEW_ANGLES))]
     resampled = []
     for k in range(size.resamples):  # the spread of the sampled G's extrema over fresh data sets of this size
-        X, y = skewed_xor_data(size.base, SKEW_ANGLES[1], generator=run.generator(100 + k))
+        X, y = skewed_xor_data(size.base, SKEW_ANGLES[1], generator=run.generator("skew_resample", k))
         resampled.append(_clean_gap(g_extrema_on_circle(X, y, n_grid=4000)[0]))
     resampled = torch.tensor(resampled, dtype=DT)
     return SkewResult(
@@ -469,39 +472,42 @@ class DominoResult:
 def domino_probe_run(size: DominoSizes, run: Run) -> DominoResult:
     """``seeds`` training sets, each trained from a small (x 2^-7) and a standard PyTorch init in one batch by
     full-batch GD; at each checkpoint, logistic probes (C = 1000 and unpenalised) on the RMS-normalised hidden
-    features of one OOD set (``n_fit`` points to fit, ``n_eval`` to score). The drop is compared at fixed epochs
-    chosen in advance: a quarter of training against the end, as the source compares epoch 64 with epoch 256."""
+    features of an OOD set drawn for each training set (``n_fit`` points to fit, ``n_eval`` to score). The drop is
+    compared at fixed epochs chosen in advance: a quarter of training against the end, as the source compares epoch
+    64 with epoch 256."""
     ck = list(size.checkpoints)
     mid = size.epochs // MID_FRACTION
     if ck[0] != 0 or ck[-1] != size.epochs or mid not in ck:
         raise ValueError(f"domino checkpoints must contain 0, epochs/{MID_FRACTION} = {mid} and epochs "
                          f"= {size.epochs}; got {ck}")
     dev, S = run.device, size.seeds
-    train_sets = [simple_plus_complex_data(size.n_train, **DOMINO, generator=run.generator(40 + s)) for s in range(S)]
+    train_sets = [simple_plus_complex_data(size.n_train, **DOMINO, generator=run.generator("domino_train", s))
+                  for s in range(S)]
+    ood_sets = [simple_plus_complex_data(size.n_fit + size.n_eval, ood=True, **DOMINO,
+                                         generator=run.generator("domino_ood", s)) for s in range(S)]
     Xd = torch.stack([X for X, _ in train_sets] * 2)  # replicas: small-init seeds, then standard seeds
     yd = torch.stack([y for _, y in train_sets] * 2)
-    Xo, yo = simple_plus_complex_data(size.n_fit + size.n_eval, ood=True, **DOMINO, generator=run.generator(60))
-    d_in = Xo.shape[1]
+    Xo = torch.stack([X for X, _ in ood_sets] * 2)  # each network is probed on its training set's OOD set
+    yo = torch.stack([y for _, y in ood_sets] * 2)
+    d_in = Xd.shape[-1]
     e_dirs = torch.eye(d_in, dtype=DT)[:2]
     g = torch.stack([g_function(e_dirs, X, y) for X, y in train_sets]).mean(0)
     nets = [init_torch_default(S, d_in, size.width, scale=scale, bias=False, trained=("W", "a"),
-                               generator=run.generator(stream), dtype=DT)
-            for scale, stream in ((DOMINO_SMALL_INIT, 61), (DOMINO_STANDARD_INIT, 62))]
+                               generator=run.generator("domino_init", name), dtype=DT)
+            for name, scale in (("small", DOMINO_SMALL_INIT), ("standard", DOMINO_STANDARD_INIT))]
     net = cat_replicas(nets).to(device=dev)
     init = net.detached()
     hist = logistic_gd(net, Xd.to(dev), yd.to(dev), steps=size.epochs, lr=size.lr, log_at=ck)
     C, R = len(ck), 2 * S
-    snap = _bias_free(hist["W"].reshape(C * R, size.width, d_in).to(dev),
-                      hist["a"].reshape(C * R, size.width).to(dev))
-    features = snap.features(Xo.to(dev))
-    n_fit = size.n_fit
-    F_fit, F_eval = rms_normalize(features[:, :n_fit], features[:, n_fit:])
-    y_fit, y_eval = yo[:n_fit].to(dev).expand(C * R, -1), yo[n_fit:].to(dev).expand(C * R, -1)
-    accuracy, rms = {}, {}
-    for name, penalty in (("C=1000", PROBE_C), ("no penalty", None)):
-        res = logistic_probe(F_fit, y_fit, F_eval, y_eval, penalty, iterations=30)
-        accuracy[name] = res["accuracy"].reshape(C, R).cpu()
-        rms[name] = res["rms"].reshape(C, R).cpu()
+    Xo, yo, n_fit = Xo.to(dev), yo.to(dev), size.n_fit
+    accuracy = {name: torch.zeros(C, R, dtype=DT) for name in PROBES}
+    rms = {name: torch.zeros(C, R, dtype=DT) for name in PROBES}
+    for c in range(C):  # one checkpoint at a time: the features of every replica, (R, n_fit + n_eval, m)
+        features = _bias_free(hist["W"][c].to(dev), hist["a"][c].to(dev)).features(Xo)
+        F_fit, F_eval = rms_normalize(features[:, :n_fit], features[:, n_fit:])
+        for name, penalty in PROBES.items():
+            res = logistic_probe(F_fit, yo[:, :n_fit], F_eval, yo[:, n_fit:], penalty, iterations=30)
+            accuracy[name][c], rms[name][c] = res["accuracy"].cpu(), res["rms"].cpu()
     share = hist["W"][..., 0].pow(2).sum(-1) / hist["W"].pow(2).sum((-1, -2))
     i0, im = 0, ck.index(mid)
     reg, free = accuracy["C=1000"], accuracy["no penalty"]
