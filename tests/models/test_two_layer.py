@@ -284,3 +284,12 @@ def test_pad_width_and_cat_replicas():
         pad_width(net, 3)
     both = cat_replicas([net, pad_width(net, 4)])
     assert both.replicas == 4 and torch.equal(both.W[2:], net.W.detach()) and both.trained == net.trained
+
+
+def test_fixed_output_init_is_eq_2_of_zhang_et_al():
+    """w_k ~ N(0, I/d) (in the feature coordinates), a_k uniform on {-1/m, +1/m} and fixed: only W is trained."""
+    net = init_fixed_output(4, 30, 500, d_ambient=120, generator=gen(9))
+    assert net.W.shape == (4, 500, 30) and torch.all(net.a.abs() == 1 / 500)
+    assert abs(net.W.var().item() - 1 / 120) < 5 * (2 / 60000) ** 0.5 / 120  # five standard errors of the variance
+    assert abs((net.a > 0).float().mean().item() - 0.5) < 5 * (0.25 / 2000) ** 0.5
+    assert net.parameters() == [net.W] and not net.a.requires_grad
