@@ -130,6 +130,9 @@ def test_small_runs_of_the_experiments():
     acc = domino.accuracy["C=1000"]
     assert domino.drop.mean == pytest.approx(float((acc[1, :3] - acc[-1, :3]).mean()))
     assert np.isfinite(domino.drop_vs_standard.se)
+    ln_end = domino.rms_ratio[-1].log().double().numpy()  # geometric mean and the se of the log, by hand
+    assert domino.rms_ratio_end == pytest.approx(math.exp(ln_end.mean()))
+    assert domino.log_ratio_end_se == pytest.approx(ln_end.std(ddof=1) / math.sqrt(3))
     panels = experiment.probe_panels(domino)
     assert list(panels["columns"]) == ["probe C=1000", "probe no penalty"]
 

@@ -464,6 +464,7 @@ class DominoResult:
     drop_vs_unpenalized: PairedDifference  # drop(C = 1000) - drop(no penalty), small init
     rms_ratio: torch.Tensor  # no-penalty over C = 1000 coefficient RMS, small init (C, S)
     rms_ratio_end: float  # its geometric mean over the training sets at the end
+    log_ratio_end_se: float  # the standard error of ln(ratio at the end) over the training sets
     scale_growth: PairedDifference  # ln(ratio at the end) - ln(ratio at epoch 0), small init
     peak_epoch: int  # the argmax of the mean C = 1000 curve (shown, not tested)
     seconds: float = 0.0
@@ -527,6 +528,7 @@ def domino_probe_run(size: DominoSizes, run: Run) -> DominoResult:
         unpenalized_drop=paired_difference(free[im, small], free[-1, small]),
         drop_vs_unpenalized=paired_difference(drop_small, drop_free),
         rms_ratio=ratio, rms_ratio_end=float(ratio[-1].log().mean().exp()),
+        log_ratio_end_se=float(mean_se(ratio[-1].log().double().cpu().numpy())[1]),
         scale_growth=paired_difference(ratio[-1].log(), ratio[0].log()),
         peak_epoch=ck[int(reg[:, small].mean(1).argmax())])
 
