@@ -35,7 +35,6 @@ PURE = {"feature_learning.training.losses", "feature_learning.measure.metrics"} 
 # Upward imports that only re-export a moved function from a module the chapter ports will delete (with its
 # notebook import). Remove an entry when its module goes; the test fails while an entry is stale.
 LEGACY_REEXPORTS = {
-    ("feature_learning.training.truncated_relu", "feature_learning.measure.geometry"),
 }
 
 

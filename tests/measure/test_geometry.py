@@ -76,6 +76,15 @@ def test_mass_on_the_circle():
     assert torch.allclose(centres[0, 1], torch.tensor(expected, dtype=D), atol=1e-12)
 
 
+def test_best_cosine_per_target():
+    from feature_learning.measure.geometry import best_cosine_per_target
+
+    W = torch.tensor([[[1.0, 0.0], [1.0, 1.0], [0.0, -3.0]]])
+    targets = torch.tensor([[[2.0, 0.0], [0.0, 1.0], [-1.0, 0.0]]])
+    out = best_cosine_per_target(W, targets)
+    assert torch.allclose(out, torch.tensor([[1.0, math.sqrt(0.5), 0.0]], dtype=torch.float64))
+
+
 def test_cluster_amplitudes_and_sign_consistency():
     # four neurons: two near 0 (a = 1, -2), one near pi/2 (a = 3), one near pi (a = 0.5); targets 0, pi/2, pi
     angles = torch.tensor([0.01, -0.02, math.pi / 2 + 0.03, 3.1], dtype=D)

@@ -112,3 +112,12 @@ def sign_consistency(a: torch.Tensor, V: torch.Tensor, targets: torch.Tensor, si
     mass = V.pow(2).sum(-1)
     right = (torch.sign(a) == signs.to(a.dtype)[nearest_target(V, targets)]).to(mass.dtype)
     return (mass * right).sum(-1) / mass.sum(-1)
+
+
+def subspace_alignment(W: torch.Tensor, U: torch.Tensor) -> torch.Tensor:
+    """||P_U W||_F / ||W||_F per replica for first-layer weights W (R, m, d) and an orthonormal U (d, r), or one per
+    replica (R, d, r): 1 when every
+    unit lies in span(U), about sqrt(r/d) for isotropic random weights (the alignment after one step on a
+    multi-index target, Damian et al. 2022; dissertation ch. 3, B.5.7)."""
+    inside = (W @ U).pow(2).sum((-1, -2))
+    return (inside / W.pow(2).sum((-1, -2))).sqrt()
