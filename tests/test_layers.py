@@ -34,9 +34,7 @@ PURE = {"feature_learning.training.losses", "feature_learning.measure.metrics"} 
 
 # Upward imports that only re-export a moved function from a module the chapter ports will delete (with its
 # notebook import). Remove an entry when its module goes; the test fails while an entry is stale.
-LEGACY_REEXPORTS = {
-    ("feature_learning.models.bias_free_relu", "feature_learning.theory.simplicity_bias"),
-}
+LEGACY_REEXPORTS: set[tuple[str, str]] = set()  # none left: every chapter port has deleted its old module
 
 
 def module_name(path: Path) -> str:

@@ -8,11 +8,14 @@ from feature_learning.measure.geometry import (
     angle_gap,
     best_cosine_per_target,
     classical_mds,
+    cluster_amplitudes,
     cosine_to,
     feature_snr,
     mass_near,
+    nearest_target,
     neuron_angles,
     pairwise_cosines,
+    sign_consistency,
     weighted_centres,
 )
 
@@ -80,3 +83,19 @@ def test_best_cosine_per_target():
     targets = torch.tensor([[[2.0, 0.0], [0.0, 1.0], [-1.0, 0.0]]])
     out = best_cosine_per_target(W, targets)
     assert torch.allclose(out, torch.tensor([[1.0, math.sqrt(0.5), 0.0]], dtype=torch.float64))
+
+
+def test_cluster_amplitudes_and_sign_consistency():
+    # four neurons: two near 0 (a = 1, -2), one near pi/2 (a = 3), one near pi (a = 0.5); targets 0, pi/2, pi
+    angles = torch.tensor([0.01, -0.02, math.pi / 2 + 0.03, 3.1], dtype=D)
+    radii = torch.tensor([1.0, 2.0, 3.0, 0.5], dtype=D)
+    V = (radii[:, None] * torch.stack([angles.cos(), angles.sin()], -1))[None]
+    a = torch.tensor([[1.0, -2.0, 3.0, 0.5]], dtype=D)
+    targets = torch.tensor([0.0, math.pi / 2, math.pi], dtype=D)
+    assert nearest_target(V, targets).tolist() == [[0, 0, 1, 2]]
+    assert torch.allclose(cluster_amplitudes(a, V, targets), torch.tensor([[1.0 + 4.0, 9.0, 0.25]], dtype=D))
+    # target signs +1, -1, +1: neuron 1 (a < 0 near a maximum, mass 4) and neuron 2 (a > 0 near a minimum, mass 9)
+    # have the wrong sign
+    signs = torch.tensor([1.0, -1.0, 1.0], dtype=D)
+    wrong = (4.0 + 9.0) / (1.0 + 4.0 + 9.0 + 0.25)
+    assert torch.allclose(sign_consistency(a, V, targets, signs), torch.tensor([1 - wrong], dtype=D))

@@ -7,9 +7,9 @@ import math
 import pytest
 import torch
 
-from feature_learning.models import bias_free_relu as bias_free
 from feature_learning.models.two_layer import (
     TwoLayerNet,
+    cat_replicas,
     init_aligned,
     init_balanced,
     init_fixed_output,
@@ -19,6 +19,7 @@ from feature_learning.models.two_layer import (
     logistic_loss_and_grads,
     normalized_margin,
     ntk_forward,
+    pad_width,
     smoothed_trunc_relu,
     smoothed_trunc_relu_grad,
     trunc_relu,
@@ -77,16 +78,19 @@ def test_fixed_output_and_torch_default_reproduce_the_former_two_layer_module(d_
         assert len(net.parameters()) == 4 and all(t.requires_grad for t in net.parameters())
 
 
-def test_torch_default_without_bias_draws_as_bias_free_relu_to_the_last_bit():
+def test_torch_default_without_bias_is_uniform_in_the_fan_in_bounds():
     scale = 2.0**-7
     net = init_torch_default(3, 2, 5, scale=scale, bias=False, generator=gen(4), dtype=D)
-    u, V = bias_free.init_torch_default(3, 5, 2, scale, generator=gen(4))
     assert net.b is None and net.c is None and net.trained == ("W", "b", "a", "c")
     assert net.parameters() == [net.W, net.a]
-    # same uniform draws; (2U - 1) * (s / sqrt(f)) against s * ((2U - 1) / sqrt(f)): at most one rounding apart
-    assert torch.allclose(net.W, V, rtol=4e-16, atol=0) and torch.allclose(net.a, u, rtol=4e-16, atol=0)
-    bound = scale / math.sqrt(2)
-    assert net.W.abs().max() <= bound
+    # W ~ U(+-s/sqrt(d)), then a ~ U(+-s/sqrt(m)), from one stream of uniforms in that order
+    U = torch.rand(3 * 5 * 2 + 3 * 5, generator=gen(4), dtype=D)
+    assert torch.allclose(net.W.flatten(), (2 * U[:30] - 1) * scale / math.sqrt(2), rtol=1e-15, atol=0)
+    assert torch.allclose(net.a.flatten(), (2 * U[30:] - 1) * scale / math.sqrt(5), rtol=1e-15, atol=0)
+    big = init_torch_default(1, 4, 20000, scale=3.0, bias=False, generator=gen(5), dtype=D)
+    bound = 3.0 / 2.0  # s / sqrt(d_in)
+    W = big.W.detach()
+    assert W.abs().max() <= bound and abs(float(W.var()) - bound**2 / 3) < 0.02 * bound**2 / 3
 
 
 def test_symmetric_gaussian_draws_w_b_a_in_order_and_outputs_zero():
@@ -133,15 +137,15 @@ def test_dissertation_symmetric_init_3_9_and_lemma_b71():
 
 def test_balanced_aligned_and_lecun_reproduce_their_sources():
     net = init_balanced(3, 2, 7, scale=0.25, generator=gen(10))
-    u, V = bias_free.init_balanced(3, 7, 2, 0.25, generator=gen(10))
-    assert torch.equal(net.W, V) and torch.equal(net.a, u)
-    assert torch.allclose(net.W.norm(dim=-1), net.a.abs(), atol=1e-15)
+    assert torch.allclose(net.W.norm(dim=-1), torch.full((3, 7), 0.25, dtype=D), atol=1e-15)
+    assert torch.equal(net.a.abs(), torch.full((3, 7), 0.25, dtype=D)) and net.trained == ("W", "a")
+    many = init_balanced(1, 3, 40000, scale=1.0, generator=gen(9))  # isotropic directions, fair signs
+    assert many.W.mean(1).abs().max() < 0.02 and abs(float((many.a > 0).double().mean()) - 0.5) < 0.01
 
     a0 = torch.tensor([[0.5, -0.25, 1.0]], dtype=D)
     dirs = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]], dtype=D)
     net = init_aligned(1, 2, 3, a0=a0, directions=dirs)
-    u, V = bias_free.init_aligned(a0, dirs)
-    assert torch.equal(net.W, V) and torch.equal(net.a, u)
+    assert torch.equal(net.a, a0) and torch.allclose(net.W[0], a0[0].abs()[:, None] * dirs, atol=0)
 
     net = init_lecun(2, 6, 5, d_out=4, generator=gen(11))
     g = gen(11)  # W ~ N(0, 1/d), then the read-out V (R, classes, m) ~ N(0, 1/m); zero biases
@@ -155,7 +159,7 @@ def test_balanced_aligned_and_lecun_reproduce_their_sources():
 
 
 # -- the network ------------------------------------------------------------------------------------------------------
-def test_forward_is_the_sum_over_units_and_agrees_with_the_bias_free_module():
+def test_forward_is_the_sum_over_units():
     p = init_symmetric_gaussian(2, 6, 8, sigma_w=0.7, sigma_b=0.2, sigma_a=1.0, generator=gen(13))
     net = TwoLayerNet(W=p.W, a=p.a + 0.1, b=p.b, activation="trunc_relu", noise_std=0.05)  # a non-zero output
     x = torch.randn(2, 20, 6, generator=gen(14), dtype=D)
@@ -163,10 +167,11 @@ def test_forward_is_the_sum_over_units_and_agrees_with_the_bias_free_module():
     pre = torch.einsum("rnd,rid->rni", x, p.W) + p.b[:, None, :]
     by_units = sum(net.a[:, i, None] * smoothed_trunc_relu(pre[..., i], 0.05) for i in range(8))
     assert torch.allclose(net(x), by_units, rtol=1e-13, atol=1e-15)
-    u, V = bias_free.init_torch_default(2, 5, 3, 1.0, generator=gen(15))
-    net = TwoLayerNet(W=V, a=u)
+    net = init_torch_default(2, 3, 5, bias=False, generator=gen(15), dtype=D)
     X = torch.randn(10, 3, generator=gen(16), dtype=D)
-    assert torch.allclose(net(X), bias_free.forward(u, V, X), rtol=1e-13, atol=1e-15)
+    manual = torch.stack([torch.stack([sum(net.a[r, j] * torch.relu(net.W[r, j] @ x) for j in range(5)) for x in X])
+                          for r in range(2)])
+    assert torch.allclose(net(X), manual, rtol=1e-13, atol=1e-15)
 
 
 def test_smoothed_truncated_relu_is_the_noise_average_and_its_derivative():
@@ -229,15 +234,12 @@ def test_logistic_gradients_match_autograd(with_bias):
         assert torch.allclose(grads[name], g, atol=1e-14), name
 
 
-def test_logistic_gradients_are_those_of_bias_free_relu_bit_for_bit():
-    u, V = bias_free.init_torch_default(2, 7, 2, 0.5, generator=gen(23))
+def test_logistic_gradients_need_a_relu_network_with_a_scalar_output():
+    net = init_torch_default(2, 2, 7, bias=False, activation="tanh", generator=gen(23), dtype=D)
     X = torch.randn(30, 2, generator=gen(24), dtype=D)
     y = torch.sign(torch.randn(30, generator=gen(25), dtype=D))
-    loss, gu, gV = bias_free.logistic_loss_and_grads(u, V, X, y)
-    ours, grads = logistic_loss_and_grads(TwoLayerNet(W=V, a=u), X, y)
-    assert torch.equal(loss, ours) and torch.equal(gu, grads["a"]) and torch.equal(gV, grads["W"])
     with pytest.raises(ValueError):
-        logistic_loss_and_grads(TwoLayerNet(W=V, a=u, activation="tanh"), X, y)
+        logistic_loss_and_grads(net, X, y)
 
 
 def test_ntk_model_is_the_linearisation_of_the_network():
@@ -263,15 +265,28 @@ def test_ntk_model_is_the_linearisation_of_the_network():
         assert torch.allclose(ntk_forward(net, direction, x), fd, atol=1e-8)
 
 
-def test_normalized_margin_matches_bias_free_relu():
-    u, V = bias_free.init_balanced(2, 4, 2, 0.5, generator=gen(33))
+def test_normalized_margin_is_the_formula_and_scale_invariant():
+    net = init_balanced(2, 2, 4, scale=0.5, generator=gen(33))
     X = torch.randn(12, 2, generator=gen(34), dtype=D)
     y = torch.sign(torch.randn(12, generator=gen(35), dtype=D))
-    ref = bias_free.normalized_margin(u, V, X, y)
-    assert torch.allclose(normalized_margin(TwoLayerNet(W=V, a=u), X, y), ref, rtol=1e-13, atol=0)
-    # homogeneity: scaling every weight by s scales h by s^2 and ||theta||^2 by s^2
-    net = TwoLayerNet(W=3 * V, a=3 * u)
+    f = (torch.relu(X @ net.W.detach().transpose(1, 2)) * net.a.detach()[:, None, :]).sum(-1)  # (R, n)
+    ref = (f * y).min(-1).values / (net.a.detach().pow(2).sum(-1) + net.W.detach().pow(2).sum((-1, -2)))
     assert torch.allclose(normalized_margin(net, X, y), ref, rtol=1e-13, atol=0)
+    # homogeneity: scaling every weight by s scales h by s^2 and ||theta||^2 by s^2
+    scaled = TwoLayerNet(W=3 * net.W.detach(), a=3 * net.a.detach())
+    assert torch.allclose(normalized_margin(scaled, X, y), ref, rtol=1e-13, atol=0)
+
+
+def test_pad_width_and_cat_replicas():
+    net = init_torch_default(2, 3, 4, bias=True, generator=gen(36), dtype=D)
+    wide = pad_width(net, 7)
+    X = torch.randn(9, 3, generator=gen(37), dtype=D)
+    assert wide.width == 7 and torch.equal(wide.W[:, 4:], torch.zeros(2, 3, 3, dtype=D))
+    assert torch.allclose(wide(X), net(X), atol=1e-15) and wide.W.requires_grad and torch.equal(wide.c, net.c)
+    with pytest.raises(ValueError):
+        pad_width(net, 3)
+    both = cat_replicas([net, pad_width(net, 4)])
+    assert both.replicas == 4 and torch.equal(both.W[2:], net.W.detach()) and both.trained == net.trained
 
 
 # -- dissertation ch. 3: the four-block symmetric initialisation (3.9) ----------------------------------------------

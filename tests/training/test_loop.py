@@ -9,7 +9,6 @@ import pytest
 import torch
 
 from feature_learning.measure import metrics
-from feature_learning.models import bias_free_relu as bias_free
 from feature_learning.models.two_layer import (
     TwoLayerNet,
     init_symmetric_gaussian,
@@ -17,7 +16,6 @@ from feature_learning.models.two_layer import (
     logistic_loss_and_grads,
 )
 from feature_learning.training import loop
-from feature_learning.training.gradient_descent import gradient_descent
 from feature_learning.training.loop import (
     OptimConfig,
     batches_with_replacement,
@@ -91,16 +89,26 @@ def test_sgd_weight_decay_is_the_penalty_lambda_norm_squared():
 
 
 def test_analytic_gradients_reproduce_gradient_descent_bit_for_bit():
-    """(b) grad_fn on the bias-free ReLU net, an epoch-dependent step size and snapshots at chosen epochs."""
-    u, V = bias_free.init_torch_default(2, 6, 2, 0.5, generator=gen(5))
+    """(b) grad_fn on the bias-free ReLU net, an epoch-dependent step size and snapshots at chosen epochs, against
+    the hand-written loop of the former ``training.gradient_descent`` (same operations, same order)."""
+    start = init_torch_default(2, 2, 6, scale=0.5, bias=False, trained=("W", "a"), generator=gen(5), dtype=D)
     X = torch.randn(16, 2, generator=gen(6), dtype=D)
     y = torch.sign(X[:, 0] * X[:, 1])
 
     def rate(epoch):
         return 0.8 if epoch < 5 else 0.5 * (1 + epoch / 20)
 
-    ref = gradient_descent(u, V, X, y, epochs=30, lr=rate, snapshot_epochs=(0, 7, 30), log_every=10)
-    net = TwoLayerNet(W=V.clone(), a=u.clone(), trained=("W", "a"))
+    ref = start.detached()
+    ref_loss, ref_W = {}, {}
+    with torch.no_grad():
+        for epoch in range(31):
+            loss, grads = logistic_loss_and_grads(ref, X, y)
+            if epoch in (0, 7, 10, 20, 30):
+                ref_loss[epoch], ref_W[epoch] = loss, ref.W.clone()
+            if epoch < 30:
+                ref.W -= rate(epoch) * grads["W"]
+                ref.a -= rate(epoch) * grads["a"]
+    net = start.detached()
 
     def grad_fn(step):
         grads = logistic_loss_and_grads(net, X, y)[1]
@@ -112,11 +120,9 @@ def test_analytic_gradients_reproduce_gradient_descent_bit_for_bit():
     hist = train(net.parameters(), None, OptimConfig(30, 1.0, optimizer="gd", warmup=0, schedule=rate),
                  grad_fn=grad_fn, log_every=10, log_at=(7, 30), log_fn=log_fn)
     assert hist["step"].tolist() == [0, 7, 10, 20, 30]
-    assert torch.equal(net.W, ref["V"]) and torch.equal(net.a, ref["u"])
-    logged = [hist["step"].tolist().index(e) for e in ref["epoch"].tolist()]
-    assert torch.equal(hist["loss"][logged], ref["loss"])
-    snaps = [hist["step"].tolist().index(e) for e in ref["snap_epoch"].tolist()]
-    assert torch.equal(hist["W"][snaps], ref["snap_V"]) and torch.equal(hist["a"][snaps], ref["snap_u"])
+    assert torch.equal(net.W, ref.W) and torch.equal(net.a, ref.a)
+    for i, epoch in enumerate(hist["step"].tolist()):
+        assert torch.equal(hist["loss"][i], ref_loss[epoch]) and torch.equal(hist["W"][i], ref_W[epoch])
 
 
 def test_replicas_train_independently():

@@ -54,7 +54,7 @@ def resolve_device(device: str = "auto") -> torch.device:
     raise ParameterError(f"parameter 'device' is {device!r}; allowed values: auto, cpu, cuda, cuda:N")
 
 
-def override(base: T, **changes: Any) -> T:
+def override(base: T, /, **changes: Any) -> T:
     """``dataclasses.replace`` that reaches into nested size dataclasses: a dict given for a field that holds a
     dataclass replaces fields inside it. Profiles are written as overrides of ``book``, each with its reason::
 

@@ -1,68 +1,129 @@
-"""Sizes and recipes of the chapter "Simplicity bias of two-layer networks beyond linearly separable data"
+"""Sizes, recipes and runs of the chapter "Simplicity bias of two-layer networks beyond linearly separable data"
 (Tsoy & Konstantinov, ICML 2024).
 
 Recipes follow the source's Sec. 5.4.2 (four neurons, adaptive step size), Sec. 6 (wide network on skewed XOR,
 PyTorch default init times 2^-7, GD with step 2^-4 for 2^13 epochs, flow time 512) and Sec. 7 (probes of
-mid-training features, here on a synthetic "simple plus complex" domino instead of MNIST-CIFAR images).
-The ci and book profiles keep the flow time of Sec. 6 (T = 512) with a larger step and fewer epochs.
+mid-training features, here on a synthetic "simple plus complex" domino instead of MNIST-CIFAR images). The ci and
+book profiles keep the flow time of Sec. 6 (T = 512) with a larger step and fewer epochs.
+
+Every network is the bias-free ReLU :class:`~feature_learning.models.two_layer.TwoLayerNet` (W = the source's v_j,
+a = its u_j) trained by exact full-batch gradient descent on the logistic loss (:func:`logistic_gd`), in float64:
+the four-neuron schedule reaches step sizes of 2^30 and losses of 1e-14. Networks of different widths train as
+replicas of one batch, padded with zero neurons (:func:`~feature_learning.models.two_layer.pad_width`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable, Iterable
 
-from feature_learning.book.profiles import by_profile
+import torch
+
+from feature_learning.book.profiles import Run, override
+from feature_learning.data.xor import simple_plus_complex_data, skewed_xor_data, xor_cluster_data
+from feature_learning.measure.geometry import (
+    angle_gap,
+    cluster_amplitudes,
+    mass_near,
+    neuron_angles,
+    sign_consistency,
+    weighted_centres,
+)
+from feature_learning.measure.probes import logistic_probe, rms_normalize
+from feature_learning.measure.statistics import mean_se, paired_one_sided_t
+from feature_learning.models.two_layer import (
+    TwoLayerNet,
+    cat_replicas,
+    init_aligned,
+    init_balanced,
+    init_torch_default,
+    logistic_loss_and_grads,
+    normalized_margin,
+    pad_width,
+)
+from feature_learning.theory.simplicity_bias import (
+    capture_probability_exact,
+    capture_probability_paper,
+    g_extrema_on_circle,
+    g_function,
+    g_on_circle,
+)
+from feature_learning.training.loop import OptimConfig, train
+
+DT = torch.float64
+
+
+# -- sizes -------------------------------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class FourNeuronSizes:
+    """E1 (Sec. 5.4.2, Figs. 1, 5-7) and the small-init network of Lemma 5.5, trained together."""
+
+    epochs: int = 2**15  # the source's schedule ends at 2^15
+    snapshot_every: int = 64
+    lemma_width: int = 32
+    lemma_seeds: int = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class CaptureSizes:
+    """Lemma 5.3: Monte Carlo of capturing all four extrema in Phase 1."""
+
+    widths: tuple[int, ...] = (4, 8, 12)
+    seeds: int = 400  # per width (the notes' calibration used 400)
+    steps: int = 200
+
+
+@dataclasses.dataclass(frozen=True)
+class SkewSizes:
+    """E2 (Sec. 6, Fig. 2): skewed XOR, points per cluster, two widths; flow time = epochs * lr."""
+
+    base: int = 128  # the source's 2^9 points: 128 per cluster
+    widths: tuple[int, int] = (64, 256)
+    epochs: int = 4096
+    lr: float = 2.0**-3
+    resamples: int = 64  # fresh data sets for the spread of the extrema of the sampled G
+
+
+@dataclasses.dataclass(frozen=True)
+class DominoSizes:
+    """The Sec. 7 analogue: synthetic dominoes, small and standard init, probes at the checkpoints."""
+
+    width: int = 64
+    seeds: int = 12  # twice the source's six: the falls tested are a fraction of a percent
+    epochs: int = 4096
+    lr: float = 2.0**-3
+    n_train: int = 512
+    n_fit: int = 1000  # OOD points that fit a probe: 15.6 per feature, as the source's 7500 for 512 features
+    n_eval: int = 4000  # OOD points that score it (the source: 2500): the accuracy's binomial se is 0.4%
+    checkpoints: tuple[int, ...] = (0, 128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
 
 
 @dataclasses.dataclass(frozen=True)
 class SimplicityBiasSizes:
-    # E1 (Sec. 5.4.2, Fig. 1, 5-7): four aligned neurons and a small-init network of width lemma_width (Lemma 5.5)
-    four_epochs: int
-    lemma_width: int
-    lemma_seeds: int
-    # E2 (Sec. 6, Fig. 2): skewed XOR, points per cluster, two widths, epochs and step (flow time = epochs * lr)
-    skew_base: int
-    skew_widths: tuple[int, int]
-    skew_epochs: int
-    skew_lr: float
-    # Lemma 5.3: Monte Carlo of capturing all four extrema, Phase 1 only
-    capture_widths: tuple[int, ...]
-    capture_seeds: int
-    capture_steps: int
-    # Sec. 7 analogue: synthetic dominoes
-    domino_width: int
-    domino_seeds: int
-    domino_epochs: int
-    domino_lr: float
-    domino_n_train: int
-    domino_n_ood: int
-    domino_checkpoints: tuple[int, ...]
+    four: FourNeuronSizes = FourNeuronSizes()
+    capture: CaptureSizes = CaptureSizes()
+    skew: SkewSizes = SkewSizes()
+    domino: DominoSizes = DominoSizes()
 
 
-SIZES = {
-    "ci": SimplicityBiasSizes(
-        four_epochs=2**15, lemma_width=24, lemma_seeds=1,
-        skew_base=64, skew_widths=(32, 128), skew_epochs=4096, skew_lr=2**-3,
-        capture_widths=(4, 8), capture_seeds=300, capture_steps=200,
-        domino_width=64, domino_seeds=6, domino_epochs=4096, domino_lr=2**-3, domino_n_train=512, domino_n_ood=1333,
-        domino_checkpoints=(0, 128, 256, 512, 768, 1024, 2048, 4096),
-    ),
-    "book": SimplicityBiasSizes(
-        four_epochs=2**15, lemma_width=32, lemma_seeds=3,
-        skew_base=128, skew_widths=(64, 256), skew_epochs=4096, skew_lr=2**-3,
-        capture_widths=(4, 8, 12), capture_seeds=400, capture_steps=200,
-        domino_width=64, domino_seeds=8, domino_epochs=4096, domino_lr=2**-3, domino_n_train=512,
-        domino_n_ood=1333, domino_checkpoints=(0, 128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096),
-    ),
-    "full": SimplicityBiasSizes(
-        four_epochs=2**15, lemma_width=64, lemma_seeds=6,
-        skew_base=128, skew_widths=(512, 4096), skew_epochs=2**13, skew_lr=2**-4,
-        capture_widths=(4, 8, 12, 16, 24), capture_seeds=2000, capture_steps=200,
-        domino_width=256, domino_seeds=6, domino_epochs=8192, domino_lr=2**-4, domino_n_train=512,
-        domino_n_ood=2000, domino_checkpoints=(0, 128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192),
-    ),
-}
+BOOK = SimplicityBiasSizes()
+CI = override(
+    BOOK,
+    four={"lemma_width": 24, "lemma_seeds": 1},  # one small-init network of width 24 (m >= 16 suffices, Lemma 5.5)
+    capture={"widths": (4, 8), "seeds": 300},  # the two widths where the paper's bound and the exact value differ
+    skew={"widths": (64, 128), "resamples": 32},  # half the wider width, fewer data redraws: CI time
+    domino={"checkpoints": (0, 256, 512, 1024, 2048, 4096)},  # fewer probe fits (CI time); keeps 0, E/4 and E
+)
+FULL = override(
+    BOOK,
+    four={"lemma_width": 64, "lemma_seeds": 6},  # the notes' m = 64
+    capture={"widths": (4, 8, 12, 16, 24), "seeds": 2000},
+    skew={"widths": (512, 4096), "epochs": 2**13, "lr": 2.0**-4},  # the source's recipe: m = 4096, 2^13 x 2^-4
+    domino={"width": 256, "epochs": 8192, "lr": 2.0**-4, "n_fit": 4000,  # the notes' calibration size
+            "checkpoints": (0, 128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192)},
+)
+SIZES = {"ci": CI, "book": BOOK, "full": FULL}
 
 # Sec. 5.4.2: initial output weights of the four aligned neurons (Fig. 1/5, Fig. 6, Fig. 7); neurons 1, 3 sit on
 # +-e_1 with u > 0, neurons 2, 4 on +-e_2 with u < 0.
@@ -75,14 +136,412 @@ FOUR_NEURON_DIRECTIONS = ((1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0))
 XOR_DELTA, XOR_SIGMA, XOR_BASE = 0.01, 0.005, 16  # Assumption 5.1 data of Sec. 5.4.2 (256 points in R^2)
 LEMMA_INIT_SCALE = 1e-4  # balanced isotropic init of the Lemma 5.5 run
 SKEW_ANGLES = (math.pi / 2, math.pi / 3)
+SKEW_CLEAN_EXTREMA = (-math.pi / 2, -math.pi / 6, math.pi / 2, 5 * math.pi / 6)  # Sec. 6, alpha = pi/3
 SKEW_INIT_SCALE = 2.0**-7  # "sigma = 2^-7" of Sec. 6: PyTorch default init times 2^-7
 CAPTURE_INIT_SCALE, CAPTURE_LR = 1e-8, 0.5
 # the domino analogue: simple feature +-MU_SIMPLE (G-rate mu/4, vs 1/8 for the XOR feature), XOR noise, noise dims
 DOMINO = dict(mu_simple=0.45, sigma_simple=0.05, sigma_complex=0.35, d_noise=20)
 DOMINO_SMALL_INIT, DOMINO_STANDARD_INIT = 2.0**-7, 1.0
+DOMINO_DTYPE = torch.float32  # the source's (PyTorch's default) precision; the probes run in float64
 PROBE_C = 1000.0  # the source's regularised probe
-PROBE_FIT_SHARE = 0.75  # 75/25 split of the OOD set into probe-fit and probe-score
+PROBES = {"C=1000": PROBE_C, "no penalty": None}
+MID_FRACTION = 4  # the source compares epoch 64 with epoch 256: a quarter of training against the end
 
 
-def sizes(profile: str) -> SimplicityBiasSizes:
-    return by_profile(profile, SIZES)
+def four_neuron_schedule(epoch: int) -> float:
+    """The step size of the source's four-neuron experiment (Sec. 5.4.2, decoded from the text and the authors'
+    replication code): 4 for 12 epochs, then 2^-7 until 2^13, a linear ramp to 2^-2 at 2^14, then doubling every
+    2^9 epochs (about 2^30 at 2^15) to offset the exponentially vanishing gradients. Needs float64."""
+    base = 2.0**-7
+    if epoch < 12:
+        return 4.0
+    if epoch < 2**13:
+        return base
+    if epoch < 2**14:
+        return base * (1 + 2**5 * (epoch / 2**13 - 1))
+    return base * (1 + 2 ** (5 + (epoch - 2**14) / 2**9))
+
+
+# -- training ----------------------------------------------------------------------------------------------------------
+def logistic_gd(net: TwoLayerNet, X: torch.Tensor, y: torch.Tensor, *, steps: int,
+                lr: float | Callable[[int], float], log_at: Iterable[int] = ()) -> dict[str, torch.Tensor]:
+    """Full-batch gradient descent on the mean logistic loss (the discretised gradient flow of eq. (1)), with the
+    exact gradients of :func:`~feature_learning.models.two_layer.logistic_loss_and_grads`, through
+    :func:`~feature_learning.training.loop.train` (``optimizer="gd"``, no warm-up). ``lr`` is a number or a
+    function epoch -> step size. ``net`` is trained in place (copy it first to keep the initial weights).
+
+    Returns the history at the steps ``log_at`` and at the end: ``step`` (T,), ``W`` (T, R, m, d), ``a`` (T, R, m)
+    and the ``loss`` (T, R) before the update of that step (the weights after ``step`` updates)."""
+    names = list(net.named_parameters())
+
+    def grad_fn(step):
+        _, grads = logistic_loss_and_grads(net, X, y)
+        return [grads[name] for name in names]
+
+    def log_fn(step):
+        loss, _ = logistic_loss_and_grads(net, X, y)
+        return {"W": net.W.detach().clone(), "a": net.a.detach().clone(), "loss": loss}
+
+    schedule = lr if callable(lr) else "constant"
+    config = OptimConfig(steps=steps, lr=1.0 if callable(lr) else float(lr), optimizer="gd", warmup=0,
+                         schedule=schedule)
+    return train(net.parameters(), None, config, log_at=log_at, log_fn=log_fn, grad_fn=grad_fn)
+
+
+def _bias_free(W: torch.Tensor, a: torch.Tensor) -> TwoLayerNet:
+    return TwoLayerNet(W=W, a=a, activation="relu", trained=("W", "a"))
+
+
+# -- Experiment 1: four neurons and the small-init network on XOR (Sec. 5.4.2, Lemma 5.5) ------------------------------
+@dataclasses.dataclass
+class FourNeuronResult:
+    X: torch.Tensor
+    y: torch.Tensor
+    extrema: tuple[torch.Tensor, torch.Tensor, torch.Tensor]  # angles, G-values and signs of G's extrema on the data
+    lam: float  # max |G| on the data
+    g_e1: float  # G(e_1) on the data
+    axes_gap: float  # largest distance (rad) of an extremum of the sampled G from the nearest of 0, pi/2, pi, -pi/2
+    gamma_mm: float  # min_i y_i (|x_i^1| - |x_i^2|) / 8
+    init: TwoLayerNet  # the initial networks: the three four-neuron inits (padded), then the small-init networks
+    labels: list[str]
+    epochs: torch.Tensor  # snapshot epochs (S,)
+    scales: torch.Tensor  # ||v_k|| of the four neurons (S, 3, 4)
+    angles: torch.Tensor  # signed angle to the neuron's axis (S, 3, 4)
+    margin_epochs: torch.Tensor
+    margins: torch.Tensor  # normalised margin (S', R)
+    final_loss: torch.Tensor  # (R,)
+    growth12: float  # scale of neuron 1 after the 12 steps at eta = 4, over its initial scale
+    growth_pred: float  # (1 + 4 lambda)^12
+    scale_spread: float  # max over the three runs of max/min final scale - 1
+    final_scale: float
+    max_angle: float  # max |angle to the axis| over training
+    gamma_four: float
+    gamma_lemma: float
+    lemma_mass: float  # min over seeds of the mass within 0.05 rad of the axes
+    amplitudes: torch.Tensor  # U_k^2 of the small-init networks (seeds, 4)
+    amplitude_spread: float  # max over seeds of max/min U_k^2 - 1
+    seconds: float = 0.0
+
+
+def four_neuron_run(size: FourNeuronSizes, run: Run) -> FourNeuronResult:
+    """The three four-neuron inits of Figs. 1, 6, 7 and ``lemma_seeds`` balanced isotropic networks of width
+    ``lemma_width`` (scale 1e-4) on Assumption 5.1 data, one batch, the source's schedule for ``epochs`` steps."""
+    dev = run.device
+    X, y = xor_cluster_data(XOR_BASE, 2, delta=XOR_DELTA, sigma=XOR_SIGMA, generator=run.generator("xor_data"))
+    extrema = g_extrema_on_circle(X, y)
+    lam = float(extrema[1].abs().max())
+    g_e1 = float(g_function(torch.tensor([[1.0, 0.0]], dtype=DT), X, y)[0])
+    axes = torch.tensor([-math.pi, -math.pi / 2, 0.0, math.pi / 2], dtype=DT)
+    axes_gap = float(angle_gap(extrema[0].unsqueeze(-1), axes).min(-1).values.max())
+    gamma_mm = float((y * (X[:, 0].abs() - X[:, 1].abs())).min() / 8)
+    width = size.lemma_width
+    dirs = torch.tensor(FOUR_NEURON_DIRECTIONS, dtype=DT)
+    a0 = torch.tensor(list(FOUR_NEURON_INITS.values()), dtype=DT)
+    four = init_aligned(len(FOUR_NEURON_INITS), 2, 4, a0=a0, directions=dirs)
+    lemma = init_balanced(size.lemma_seeds, 2, width, scale=LEMMA_INIT_SCALE,
+                          generator=run.generator("lemma_init"))
+    net = cat_replicas([pad_width(four, width), lemma]).to(device=dev)
+    init = net.detached()
+    snaps = sorted(set(range(0, size.epochs + 1, size.snapshot_every)) | {12})
+    hist = logistic_gd(net, X.to(dev), y.to(dev), steps=size.epochs, lr=four_neuron_schedule, log_at=snaps)
+
+    n_four = len(FOUR_NEURON_INITS)
+    V4 = hist["W"][:, :n_four, :4]  # (S, 3, 4, 2)
+    scales = V4.norm(dim=-1)
+    target = torch.atan2(dirs[:, 1], dirs[:, 0])
+    angles = torch.remainder(neuron_angles(V4) - target + math.pi, 2 * math.pi) - math.pi
+    epochs = hist["step"]
+    growth12 = float(scales[epochs.tolist().index(12), 0, 0] / scales[0, 0, 0])
+    final = scales[-1]
+    every = max(1, len(snaps) // 64)
+    margins = torch.stack([normalized_margin(_bias_free(hist["W"][s], hist["a"][s]), X, y)
+                           for s in range(0, len(epochs), every)])
+    trained = _bias_free(hist["W"][-1], hist["a"][-1])
+    gamma = normalized_margin(trained, X, y)
+    W_l, a_l = hist["W"][-1, n_four:], hist["a"][-1, n_four:]
+    _, lemma_mass = mass_near(W_l, target, 0.05)
+    U2 = cluster_amplitudes(a_l, W_l, target)
+    return FourNeuronResult(
+        X=X, y=y, extrema=extrema, lam=lam, g_e1=g_e1, axes_gap=axes_gap, gamma_mm=gamma_mm, init=init,
+        labels=list(FOUR_NEURON_INITS) + [f"m={width}, seed {i}" for i in range(size.lemma_seeds)],
+        epochs=epochs, scales=scales, angles=angles, margin_epochs=epochs[::every], margins=margins,
+        final_loss=hist["loss"][-1], growth12=growth12, growth_pred=(1 + 4 * lam) ** 12,
+        scale_spread=float((final.max(-1).values / final.min(-1).values - 1).max()), final_scale=float(final.mean()),
+        max_angle=float(angles.abs().max()), gamma_four=float(gamma[:n_four].min()),
+        gamma_lemma=float(gamma[n_four:].min()), lemma_mass=float(lemma_mass.min()), amplitudes=U2,
+        amplitude_spread=float((U2.max(-1).values / U2.min(-1).values - 1).max()))
+
+
+# -- Lemma 5.3: capturing the four extrema -----------------------------------------------------------------------------
+@dataclasses.dataclass
+class CaptureResult:
+    widths: tuple[int, ...]
+    seeds: int
+    monte_carlo: list[float]  # share of runs in which every extremum holds a neuron of the right sign
+    exact: list[float]  # the inclusion-exclusion value
+    paper: list[float]  # the paper's product bound
+    z: list[float]  # (Monte Carlo - exact) / binomial se of the exact value
+    seconds: float = 0.0
+
+
+def capture_run(size: CaptureSizes, run: Run, X: torch.Tensor, y: torch.Tensor, extrema) -> CaptureResult:
+    """Phase 1 only: GD at step 0.5 for ``steps`` steps from balanced isotropic neurons of scale 1e-8 (f stays
+    negligible), ``seeds`` networks per width in one batch (narrower networks zero-padded); a run captures an
+    extremum when a neuron of the extremum's sign lies within 0.1 rad of it."""
+    widths, S = size.widths, size.seeds
+    net = init_balanced(len(widths) * S, 2, max(widths), scale=CAPTURE_INIT_SCALE,
+                         generator=run.generator("capture_init"))
+    with torch.no_grad():
+        for i, w in enumerate(widths):  # narrower networks: zero neurons beyond the width
+            net.a[i * S:(i + 1) * S, w:] = 0
+            net.W[i * S:(i + 1) * S, w:] = 0
+    net = net.to(device=run.device)
+    hist = logistic_gd(net, X.to(run.device), y.to(run.device), steps=size.steps, lr=CAPTURE_LR)
+    W, a = hist["W"][-1], hist["a"][-1]
+    phi, _, sign = extrema
+    alive = W.norm(dim=-1) > 0
+    gaps = angle_gap(neuron_angles(W).unsqueeze(-1), phi)  # (R, m, 4)
+    hit = ((gaps < 0.1) & (torch.sign(a).unsqueeze(-1) == sign) & alive.unsqueeze(-1)).any(1).all(-1)
+    mc = hit.reshape(len(widths), S).double().mean(-1).tolist()
+    exact = [float(capture_probability_exact(w)) for w in widths]
+    z = [(m - p) / math.sqrt(p * (1 - p) / S) for m, p in zip(mc, exact, strict=True)]
+    return CaptureResult(widths=tuple(widths), seeds=S, monte_carlo=mc, exact=exact,
+                         paper=[float(capture_probability_paper(w)) for w in widths], z=z)
+
+
+# -- Experiment 2: skewed XOR (Sec. 6, Fig. 2) -------------------------------------------------------------------------
+@dataclasses.dataclass
+class SkewRun:
+    """One (alpha, width) network at the end of training, against the extrema of its data's G."""
+
+    alpha: float
+    width: int
+    frob: float  # final first-layer scale ||V||_F
+    mass_end: float  # share of sum ||v_j||^2 within 0.05 rad of G's extrema
+    shares: torch.Tensor  # that share per extremum (k,)
+    mass_early: float  # share within 0.1 rad at the early checkpoint
+    sign_ok: float  # share of the mass with the sign the theory assigns
+    centre_shift: float  # max move of the mass-weighted cluster centres from the early checkpoint to the end
+    centres: torch.Tensor  # final mass-weighted cluster centres (k,)
+
+
+@dataclasses.dataclass
+class SkewResult:
+    runs: list[SkewRun]  # angle-major: (alpha_0, w_0), (alpha_0, w_1), (alpha_1, w_0), ...
+    widths: tuple[int, ...]
+    data: list[tuple[torch.Tensor, torch.Tensor]]  # per angle
+    extrema: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]  # per angle: angles, G-values, signs
+    init: TwoLayerNet
+    epochs: torch.Tensor  # snapshot epochs (S,)
+    frob: torch.Tensor  # first-layer scale (S, R)
+    final: TwoLayerNet
+    early_epoch: int  # the first snapshot where the mean loss has fallen 1% below ln 2
+    flow_time: float
+    width_gap: float  # max over angles of |scale(w_0) - scale(w_1)|
+    centre_gap: float  # max over angles and extrema of the centre difference between the widths
+    clean_gap: float  # alpha = pi/3: max distance of the trained centres from the clean -pi/2, -pi/6, pi/2, 5pi/6
+    sampled_clean_gap: float  # the same for the extrema of this data set's G
+    resampled_gap_mean: float  # ... over fresh data sets of the same size: mean
+    resampled_gap_sd: float  # ... and standard deviation
+    seconds: float = 0.0
+
+
+def _clean_gap(angles: torch.Tensor) -> float:
+    clean = torch.tensor(SKEW_CLEAN_EXTREMA, dtype=angles.dtype)
+    return float(angle_gap(angles.unsqueeze(-1), clean).min(-1).values.max())
+
+
+def skewed_xor_run(size: SkewSizes, run: Run) -> SkewResult:
+    """Both angles and both widths in one batch (the narrower network zero-padded), PyTorch's default init times
+    2^-7, full-batch GD for ``epochs`` steps of ``lr``; neurons compared with the extrema of the sampled G."""
+    dev = run.device
+    data = [skewed_xor_data(size.base, al, generator=run.generator("skew_data", i)) for i, al in enumerate(SKEW_ANGLES)]
+    width = max(size.widths)
+    nets, Xs, ys = [], [], []
+    for i in range(len(SKEW_ANGLES)):
+        for w in size.widths:
+            net = init_torch_default(1, 2, w, scale=SKEW_INIT_SCALE, bias=False, trained=("W", "a"),
+                                     generator=run.generator("skew_init", i, w), dtype=DT)
+            nets.append(pad_width(net, width))
+            Xs.append(data[i][0])
+            ys.append(data[i][1])
+    net = cat_replicas(nets).to(device=dev)
+    init = net.detached()
+    every = max(1, size.epochs // 128)
+    hist = logistic_gd(net, torch.stack(Xs).to(dev), torch.stack(ys).to(dev), steps=size.epochs, lr=size.lr,
+                       log_at=range(0, size.epochs + 1, every))
+    frob = hist["W"].pow(2).sum((-1, -2)).sqrt()
+    below = torch.nonzero(hist["loss"].mean(-1) < 0.99 * math.log(2))
+    if len(below) == 0:
+        raise ValueError(f"the loss never fell 1% below ln 2 in {size.epochs} epochs of step {size.lr}")
+    early = int(below[0, 0])
+    extrema = [g_extrema_on_circle(X, y) for X, y in data]
+    runs = []
+    for i, al in enumerate(SKEW_ANGLES):
+        phi, _, sign = extrema[i]
+        for j, w in enumerate(size.widths):
+            r = i * len(size.widths) + j
+            V_end, V_early = hist["W"][-1, r:r + 1, :w], hist["W"][early, r:r + 1, :w]
+            a_end = hist["a"][-1, r:r + 1, :w]
+            shares, mass_end = mass_near(V_end, phi, 0.05)
+            _, mass_early = mass_near(V_early, phi, 0.1)
+            centres = weighted_centres(V_end, phi)
+            shift = angle_gap(centres, weighted_centres(V_early, phi)).max()
+            runs.append(SkewRun(alpha=al, width=w, frob=float(frob[-1, r]), mass_end=float(mass_end[0]),
+                                shares=shares[0], mass_early=float(mass_early[0]),
+                                sign_ok=float(sign_consistency(a_end, V_end, phi, sign)[0]),
+                                centre_shift=float(shift), centres=centres[0]))
+    nw = len(size.widths)
+    pairs = [(runs[i * nw], runs[i * nw + nw - 1]) for i in range(len(SKEW_ANGLES))]
+    resampled = []
+    for k in range(size.resamples):  # the spread of the sampled G's extrema over fresh data sets of this size
+        X, y = skewed_xor_data(size.base, SKEW_ANGLES[1], generator=run.generator("skew_resample", k))
+        resampled.append(_clean_gap(g_extrema_on_circle(X, y, n_grid=4000)[0]))
+    resampled = torch.tensor(resampled, dtype=DT)
+    return SkewResult(
+        runs=runs, widths=tuple(size.widths), data=data, extrema=extrema, init=init, epochs=hist["step"],
+        frob=frob, final=_bias_free(hist["W"][-1], hist["a"][-1]), early_epoch=int(hist["step"][early]),
+        flow_time=size.epochs * size.lr,
+        width_gap=max(abs(a.frob - b.frob) for a, b in pairs),
+        centre_gap=max(float(angle_gap(a.centres, b.centres).max()) for a, b in pairs),
+        clean_gap=max(_clean_gap(r.centres) for r in runs if r.alpha == SKEW_ANGLES[1]),
+        sampled_clean_gap=_clean_gap(extrema[1][0]), resampled_gap_mean=float(resampled.mean()),
+        resampled_gap_sd=float(resampled.std()))
+
+
+def skew_panels(result: SkewResult, n_grid: int = 2000) -> dict:
+    """The inputs of :func:`feature_learning.plotting.neurons.angle_vs_relative_scale` for Fig. 2: G on the circle,
+    its extrema, and per angle the scale curves of both widths and the widest network's neurons."""
+    nw = len(result.widths)
+    phis, gs, panels = [], [], []
+    for i, al in enumerate(SKEW_ANGLES):
+        r = i * nw + nw - 1
+        V, a = result.final.W[r].detach(), result.final.a[r].detach()
+        mass = V.pow(2).sum(-1)
+        panels.append(dict(epoch=result.epochs, scale=result.frob[:, i * nw:(i + 1) * nw], widths=result.widths,
+                           angle=neuron_angles(V), rel=mass / mass.sum(), sign=torch.sign(a), name=f"α = {al:.4f}"))
+        ph, g = g_on_circle(*result.data[i], n_grid)
+        phis.append(ph)
+        gs.append(g)
+    return dict(phi=phis, g=gs, extrema=[e[0] for e in result.extrema], panels=panels)
+
+
+# -- Experiment 3: do mid-training features transfer better? (Sec. 7, Fig. 4) ------------------------------------------
+@dataclasses.dataclass
+class PairedDifference:
+    """a - b over paired seeds: mean, standard error, and the one-sided paired t test of mean > 0."""
+
+    values: torch.Tensor
+    mean: float
+    se: float
+    t: float
+    p: float
+
+
+def paired_difference(a: torch.Tensor, b: torch.Tensor) -> PairedDifference:
+    d = (a - b).double().cpu()
+    mean, se = mean_se(d.numpy())
+    t, p = paired_one_sided_t(a.double().cpu().numpy(), b.double().cpu().numpy())
+    return PairedDifference(values=d, mean=float(mean), se=float(se), t=t, p=p)
+
+
+@dataclasses.dataclass
+class DominoResult:
+    checkpoints: list[int]
+    seeds: int
+    mid: int  # the fixed mid-training epoch, a quarter of training (the source: 64 of 256)
+    accuracy: dict[str, torch.Tensor]  # probe -> OOD accuracy (C, R); replicas: small-init seeds, then standard
+    rms: dict[str, torch.Tensor]  # probe -> coefficient RMS (C, R)
+    simple_share: torch.Tensor  # share of ||V||_F^2 on the simple coordinate (C, R)
+    g_data: tuple[float, float]  # G(e_s), G(e_1) on the training sets (mean over seeds)
+    final_loss: torch.Tensor  # (R,)
+    init: TwoLayerNet
+    rise: PairedDifference  # C = 1000, small init: acc(mid) - acc(0)
+    drop: PairedDifference  # C = 1000, small init: acc(mid) - acc(end)
+    drop_standard: PairedDifference  # C = 1000, standard init: acc(mid) - acc(end)
+    drop_vs_standard: PairedDifference  # drop(small) - drop(standard), paired by training set
+    unpenalized_drop: PairedDifference  # no penalty, small init: acc(mid) - acc(end)
+    drop_vs_unpenalized: PairedDifference  # drop(C = 1000) - drop(no penalty), small init
+    rms_ratio: torch.Tensor  # no-penalty over C = 1000 coefficient RMS, small init (C, S)
+    rms_ratio_end: float  # its geometric mean over the training sets at the end
+    log_ratio_end_se: float  # the standard error of ln(ratio at the end) over the training sets
+    scale_growth: PairedDifference  # ln(ratio at the end) - ln(ratio at epoch 0), small init
+    peak_epoch: int  # the argmax of the mean C = 1000 curve (shown, not tested)
+    seconds: float = 0.0
+
+
+def domino_probe_run(size: DominoSizes, run: Run) -> DominoResult:
+    """``seeds`` training sets, each trained from a small (x 2^-7) and a standard PyTorch init in one batch by
+    full-batch GD; at each checkpoint, logistic probes (C = 1000 and unpenalised) on the RMS-normalised hidden
+    features of an OOD set drawn for each training set (``n_fit`` points to fit, ``n_eval`` to score). The drop is
+    compared at fixed epochs chosen in advance: a quarter of training against the end, as the source compares epoch
+    64 with epoch 256."""
+    ck = list(size.checkpoints)
+    mid = size.epochs // MID_FRACTION
+    if ck[0] != 0 or ck[-1] != size.epochs or mid not in ck:
+        raise ValueError(f"domino checkpoints must contain 0, epochs/{MID_FRACTION} = {mid} and epochs "
+                         f"= {size.epochs}; got {ck}")
+    dev, S = run.device, size.seeds
+    train_sets = [simple_plus_complex_data(size.n_train, **DOMINO, generator=run.generator("domino_train", s))
+                  for s in range(S)]
+    ood_sets = [simple_plus_complex_data(size.n_fit + size.n_eval, ood=True, **DOMINO,
+                                         generator=run.generator("domino_ood", s)) for s in range(S)]
+    Xd = torch.stack([X for X, _ in train_sets] * 2).to(DOMINO_DTYPE)  # replicas: small-init, then standard
+    yd = torch.stack([y for _, y in train_sets] * 2).to(DOMINO_DTYPE)
+    Xo = torch.stack([X for X, _ in ood_sets] * 2)  # each network is probed on its training set's OOD set
+    yo = torch.stack([y for _, y in ood_sets] * 2)
+    d_in = Xd.shape[-1]
+    e_dirs = torch.eye(d_in, dtype=DT)[:2]
+    g = torch.stack([g_function(e_dirs, X, y) for X, y in train_sets]).mean(0)
+    nets = [init_torch_default(S, d_in, size.width, scale=scale, bias=False, trained=("W", "a"),
+                               generator=run.generator("domino_init", name), dtype=DOMINO_DTYPE)
+            for name, scale in (("small", DOMINO_SMALL_INIT), ("standard", DOMINO_STANDARD_INIT))]
+    net = cat_replicas(nets).to(device=dev)
+    init = net.detached()
+    hist = logistic_gd(net, Xd.to(dev), yd.to(dev), steps=size.epochs, lr=size.lr, log_at=ck)
+    C, R = len(ck), 2 * S
+    Xo, yo, n_fit = Xo.to(dev), yo.to(dev), size.n_fit
+    accuracy = {name: torch.zeros(C, R, dtype=DT) for name in PROBES}
+    rms = {name: torch.zeros(C, R, dtype=DT) for name in PROBES}
+    for c in range(C):  # one checkpoint at a time: the features of every replica, (R, n_fit + n_eval, m)
+        features = _bias_free(hist["W"][c].to(dev, DT), hist["a"][c].to(dev, DT)).features(Xo)
+        F_fit, F_eval = rms_normalize(features[:, :n_fit], features[:, n_fit:])
+        for name, penalty in PROBES.items():
+            res = logistic_probe(F_fit, yo[:, :n_fit], F_eval, yo[:, n_fit:], penalty, iterations=30)
+            accuracy[name][c], rms[name][c] = res["accuracy"].cpu(), res["rms"].cpu()
+    W = hist["W"].to(DT)
+    share = W[..., 0].pow(2).sum(-1) / W.pow(2).sum((-1, -2))
+    i0, im = 0, ck.index(mid)
+    reg, free = accuracy["C=1000"], accuracy["no penalty"]
+    small, standard = slice(0, S), slice(S, R)
+    drop_small = reg[im, small] - reg[-1, small]
+    drop_std = reg[im, standard] - reg[-1, standard]
+    drop_free = free[im, small] - free[-1, small]
+    ratio = rms["no penalty"][:, small] / rms["C=1000"][:, small]
+    return DominoResult(
+        checkpoints=ck, seeds=S, mid=mid, accuracy=accuracy, rms=rms, simple_share=share,
+        g_data=(float(g[0]), float(g[1])), final_loss=hist["loss"][-1], init=init,
+        rise=paired_difference(reg[im, small], reg[i0, small]),
+        drop=paired_difference(reg[im, small], reg[-1, small]),
+        drop_standard=paired_difference(reg[im, standard], reg[-1, standard]),
+        drop_vs_standard=paired_difference(drop_small, drop_std),
+        unpenalized_drop=paired_difference(free[im, small], free[-1, small]),
+        drop_vs_unpenalized=paired_difference(drop_small, drop_free),
+        rms_ratio=ratio, rms_ratio_end=float(ratio[-1].log().mean().exp()),
+        log_ratio_end_se=float(mean_se(ratio[-1].log().double().cpu().numpy())[1]),
+        scale_growth=paired_difference(ratio[-1].log(), ratio[0].log()),
+        peak_epoch=ck[int(reg[:, small].mean(1).argmax())])
+
+
+def probe_panels(result: DominoResult) -> dict:
+    """The curves of the Fig. 4 analogue for :func:`feature_learning.plotting.curves.probe_grid`: rows accuracy (%)
+    and coefficient RMS, one column per probe, small and standard init in each panel."""
+    S = result.seeds
+
+    def split(curves):
+        return {"small init (×2^-7)": curves[:, :S], "standard init": curves[:, S:]}
+
+    columns = {f"probe {name}": [split(100 * result.accuracy[name]), split(result.rms[name])]
+               for name in result.accuracy}
+    return dict(epochs=result.checkpoints, columns=columns, logy_rows=(1,),
+                row_labels=["OOD probe accuracy (%)", "probe coefficient RMS"])

@@ -93,6 +93,27 @@ def weighted_centres(V: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     return torch.stack(out, dim=-1)
 
 
+def nearest_target(V: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Index of the target angle nearest to each neuron's angle: (R, m, 2), (k,) -> (R, m)."""
+    return angle_gap(neuron_angles(V).unsqueeze(-1), targets.to(V.dtype)).argmin(-1)
+
+
+def cluster_amplitudes(a: torch.Tensor, V: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """U_k^2 = sum of a_j^2 over the neurons nearest to target k (Tsoy & Konstantinov, App. D.4, Prop. 5.8):
+    a (R, m), V (R, m, 2), targets (k,) -> (R, k)."""
+    nearest = nearest_target(V, targets)
+    k = torch.arange(targets.shape[0], device=V.device)
+    return (a.pow(2).unsqueeze(-1) * (nearest.unsqueeze(-1) == k)).sum(-2)
+
+
+def sign_consistency(a: torch.Tensor, V: torch.Tensor, targets: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
+    """Share of sum_j ||v_j||^2 held by neurons whose output sign equals the sign of their nearest target (+1 at a
+    maximum of G, -1 at a minimum; Thm 4.1's s_j G(v*_j) = lambda): (R, m), (R, m, 2), (k,), (k,) -> (R,)."""
+    mass = V.pow(2).sum(-1)
+    right = (torch.sign(a) == signs.to(a.dtype)[nearest_target(V, targets)]).to(mass.dtype)
+    return (mass * right).sum(-1) / mass.sum(-1)
+
+
 def subspace_alignment(W: torch.Tensor, U: torch.Tensor) -> torch.Tensor:
     """||P_U W||_F / ||W||_F per replica for first-layer weights W (R, m, d) and an orthonormal U (d, r), or one per
     replica (R, d, r): 1 when every

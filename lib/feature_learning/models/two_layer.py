@@ -203,6 +203,36 @@ def zeros_like(net: TwoLayerNet) -> TwoLayerNet:
                                        for name in GROUPS})
 
 
+def pad_width(net: TwoLayerNet, width: int) -> TwoLayerNet:
+    """The same networks with zero units appended up to ``width`` (w_k = 0, b_k = 0, a_k = 0), so that networks of
+    different widths train as replicas of one batch. A zero unit of a ReLU network without biases has zero
+    pre-activation, hence zero gradients (sigma'(0) = 0 by the strict ``> 0`` mask): it stays zero and adds nothing."""
+    extra = width - net.width
+    if extra < 0:
+        raise ValueError(f"pad_width: width {width} is below the network's {net.width}")
+
+    def pad(name):
+        t = getattr(net, name)
+        if t is None or name == "c":
+            return None if t is None else t.detach().clone().requires_grad_(name in net.trained)
+        zeros = torch.zeros(t.shape[0], extra, *t.shape[2:], dtype=t.dtype, device=t.device)
+        return torch.cat([t.detach(), zeros], 1).requires_grad_(name in net.trained)
+
+    return dataclasses.replace(net, **{name: pad(name) for name in GROUPS})
+
+
+def cat_replicas(nets: list[TwoLayerNet]) -> TwoLayerNet:
+    """Networks of one width, activation and set of tensors, stacked along the replica axis (in order)."""
+    first = nets[0]
+
+    def cat(name):
+        if getattr(first, name) is None:
+            return None
+        return torch.cat([getattr(n, name).detach() for n in nets]).requires_grad_(name in first.trained)
+
+    return dataclasses.replace(first, **{name: cat(name) for name in GROUPS})
+
+
 # -- initialisations ------------------------------------------------------------------------------------------------
 def _finish(tensors: dict, trained, device, **fields) -> TwoLayerNet:
     out = {}
@@ -323,9 +353,7 @@ def init_torch_default(replicas: int, d_in: int, width: int, *, d_out: int | Non
     ``bias=False``.
 
     Draws W, b, a, c (W, a without biases) as U = rand * 2 - 1 times s/sqrt(fan_in): with ``scale=1`` this is the
-    former ``models.two_layer.init_default`` bit for bit. The draws of ``models.bias_free_relu.init_torch_default``
-    (R, m, d, scale) are the same numbers, but it computed scale * ((2 U' - 1) / sqrt(fan_in)), which differs from
-    this in the last bit of some entries."""
+    former ``models.two_layer.init_default`` bit for bit."""
     def uniform(shape, fan_in):
         bound = scale / math.sqrt(fan_in)
         return (torch.rand(*shape, generator=generator, dtype=dtype) * 2 - 1) * bound
@@ -342,7 +370,8 @@ def init_balanced(replicas: int, d_in: int, width: int, *, scale: float, d_out: 
                   activation: str = "relu", trained: tuple[str, ...] = ("W", "a"), generator: torch.Generator,
                   dtype=torch.float64, device=None) -> TwoLayerNet:
     """Tsoy & Konstantinov's theta(0) = scale * theta_0 with isotropic directions: ||w_k|| = |a_k| = scale and random
-    signs (balanced neurons, no biases). Same draws and arithmetic as ``models.bias_free_relu.init_balanced``."""
+    signs (balanced neurons, no biases): W ~ N(0, I) normalised to length ``scale``, then the signs, one uniform draw
+    each."""
     if d_out is not None:
         raise ValueError("balanced neurons have a scalar output (d_out=None)")
     W = torch.randn(replicas, width, d_in, generator=generator, dtype=dtype)
@@ -355,8 +384,7 @@ def init_aligned(replicas: int, d_in: int, width: int, *, a0: torch.Tensor, dire
                  d_out: int | None = None, activation: str = "relu", trained: tuple[str, ...] = ("W", "a"),
                  generator: torch.Generator | None = None, dtype=None, device=None) -> TwoLayerNet:
     """Balanced neurons on given unit directions (Tsoy & Konstantinov, Sec. 5.4.2, the four-neuron experiment):
-    a = a0 (R, m), w_k = |a0_k| direction_k with directions (m, d_in). Deterministic (``generator`` unused); same
-    arithmetic as ``models.bias_free_relu.init_aligned``."""
+    a = a0 (R, m), w_k = |a0_k| direction_k with directions (m, d_in). Deterministic (``generator`` unused)."""
     if a0.shape != (replicas, width) or directions.shape != (width, d_in) or d_out is not None:
         raise ValueError(f"need a0 ({replicas}, {width}) and directions ({width}, {d_in}), scalar output; got "
                          f"{tuple(a0.shape)} and {tuple(directions.shape)}")
@@ -401,8 +429,7 @@ def logistic_loss_and_grads(net: TwoLayerNet, X: torch.Tensor, y: torch.Tensor):
     """Mean logistic loss L = (1/n) sum_i ln(1 + exp(-y_i h(x_i))) per replica (R,), and its exact gradients for a
     ReLU network with a scalar output (Tsoy & Konstantinov, eq. (1) with a minus sign): a dict with "W" (R, m, d),
     "a" (R, m) and, where present, "b" (R, m) and "c" (R,). Stable in float64 far past interpolation:
-    -l'(z) = exp(-logaddexp(0, z)). For a bias-free net these are the operations of
-    ``models.bias_free_relu.logistic_loss_and_grads`` (bit for bit)."""
+    -l'(z) = exp(-logaddexp(0, z))."""
     if net.activation != "relu" or net.a.dim() != 2:
         raise ValueError("the analytic gradients are for a ReLU network with a scalar output")
     R = net.replicas

@@ -151,6 +151,20 @@ def loglog_series(x, series: dict, xlabel: str, ylabel: str, hline: float | None
     return fig
 
 
+def probe_grid(epochs, columns: dict, row_labels: list[str], logy_rows=()) -> plt.Figure:
+    """A grid of :func:`probe_curves` panels (Fig. 4 of Tsoy & Konstantinov): ``columns`` maps a column title to one
+    dict of curves {label: (T, S)} per row; ``row_labels`` are the rows' y labels, ``logy_rows`` the rows drawn on a
+    log scale."""
+    n_rows = len(row_labels)
+    fig, axes = plt.subplots(n_rows, len(columns), figsize=(5 * len(columns), 3.25 * n_rows), squeeze=False)
+    for c, (title, rows) in enumerate(columns.items()):
+        for r, curves in enumerate(rows):
+            probe_curves(epochs, curves, row_labels[r], axes[r, c], logy=r in logy_rows)
+        axes[0, c].set_title(title)
+    fig.tight_layout()
+    return fig
+
+
 def line_panel(ax, x, series: dict, *, xlabel: str = "", ylabel: str = "", title: str = "", logx: bool = False,
                logy: bool = False, hlines: dict | None = None, vline: float | None = None, ylim=None,
                integer_ticks: bool = False, legend: bool = True):
@@ -189,6 +203,23 @@ def line_panels(panels: list[dict], width: float = 4.6, height: float = 3.3) -> 
     for ax, panel in zip(axes, panels, strict=True):
         panel = dict(panel)
         line_panel(ax, panel.pop("x"), panel.pop("series"), **panel)
+    fig.tight_layout()
+    return fig
+
+
+def lines_with_reference(x, series: dict, reference: float, reference_label: str, xlabel: str, ylabel: str,
+                         ylim=None) -> plt.Figure:
+    """Curves {label: (T,)} against ``x`` with a dashed horizontal line at a predicted ``reference`` value."""
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    x = to_numpy(x)
+    for label, values in series.items():
+        ax.plot(x, to_numpy(values), label=label)
+    ax.axhline(reference, color="k", ls="--", lw=1, label=reference_label)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
 

@@ -1,0 +1,149 @@
+"""experiments/simplicity_bias.py: the step-size schedule, exact gradient descent through the shared loop (against a
+hand-written loop and the linearised flow of eq. (2)), the sizes, and small runs of the experiments."""
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+
+from feature_learning.book.profiles import PROFILES, start_run
+from feature_learning.data.xor import xor_cluster_data
+from feature_learning.experiments import simplicity_bias as experiment
+from feature_learning.models.two_layer import TwoLayerNet, init_aligned, init_torch_default, pad_width
+from feature_learning.theory.simplicity_bias import g_function
+
+D = torch.float64
+
+
+def gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+def hand_written_gd(W, a, X, y, steps, rate):
+    """Full-batch GD on the mean logistic loss, gradients written out from eq. (1) of the source."""
+    W, a = W.clone(), a.clone()
+    for step in range(steps):
+        pre = X @ W.transpose(-1, -2)  # (R, n, m)
+        act = torch.relu(pre)
+        margin = (act * a.unsqueeze(1)).sum(-1) * y
+        weight = torch.exp(-torch.logaddexp(torch.zeros((), dtype=D), margin)) * y / y.shape[-1]  # -l'(y f) y / n
+        grad_a = -(weight.unsqueeze(-1) * act).sum(1)
+        grad_W = -a.unsqueeze(-1) * (((pre > 0).to(D) * weight.unsqueeze(-1)).transpose(-1, -2) @ X)
+        lr = rate(step)
+        W, a = W - lr * grad_W, a - lr * grad_a
+    return W, a
+
+
+def linearized_flow(W, a, X, y, steps, lr):
+    """Euler steps of the linearised ("disentangled") dynamics, eq. (2): du/dt = G(v), dv/dt = u grad G(v), i.e.
+    gradient flow with -l'(f y) frozen at -l'(0) = 1/2; the neurons are independent."""
+    W, a = W.clone(), a.clone()
+    w = 0.5 * y / y.shape[-1]
+    for _ in range(steps):
+        pre = X @ W.transpose(-1, -2)
+        da = (torch.relu(pre) * w[:, None]).sum(-2)
+        dW = a.unsqueeze(-1) * (((pre > 0).to(D) * w[:, None]).transpose(-1, -2) @ X)
+        W, a = W + lr * dW, a + lr * da
+    return W, a
+
+
+def test_four_neuron_schedule():
+    s = experiment.four_neuron_schedule
+    assert s(0) == 4.0 and s(11) == 4.0 and s(12) == 2**-7 and s(2**13 - 1) == 2**-7
+    assert math.isclose(s(2**14), 2**-7 * 33)
+    assert math.isclose(s(2**15 - 1) / s(2**15 - 1 - 2**9), 2, rel_tol=1e-8)  # (1 + 2^k) / (1 + 2^(k-1))
+    assert 2**29 < s(2**15 - 1) < 2**31
+
+
+def test_logistic_gd_is_plain_gradient_descent_and_logs_where_asked():
+    net = init_torch_default(2, 2, 6, scale=0.5, bias=False, trained=("W", "a"), generator=gen(5), dtype=D)
+    X = torch.randn(16, 2, generator=gen(6), dtype=D)
+    y = torch.sign(X[:, 0] * X[:, 1])
+
+    def rate(epoch):
+        return 0.8 if epoch < 5 else 0.5 * (1 + epoch / 20)
+
+    W_ref, a_ref = hand_written_gd(net.W.detach(), net.a.detach(), X, y, 30, rate)
+    hist = experiment.logistic_gd(net, X, y, steps=30, lr=rate, log_at=(0, 7))
+    assert hist["step"].tolist() == [0, 7, 30]
+    assert torch.allclose(net.W, W_ref, rtol=1e-13, atol=1e-15) and torch.allclose(net.a, a_ref, rtol=1e-13, atol=1e-15)
+    assert torch.equal(hist["W"][-1], net.W.detach()) and hist["loss"].shape == (3, 2)
+    assert (hist["loss"][1:] < hist["loss"][:1]).all()
+
+
+def test_zero_padded_neurons_stay_zero_and_change_nothing():
+    net = init_torch_default(1, 2, 3, scale=0.5, bias=False, trained=("W", "a"), generator=gen(7), dtype=D)
+    wide = pad_width(net, 8)
+    X = torch.randn(20, 2, generator=gen(8), dtype=D)
+    y = torch.sign(X[:, 0])
+    experiment.logistic_gd(net, X, y, steps=25, lr=0.5)
+    experiment.logistic_gd(wide, X, y, steps=25, lr=0.5)
+    assert torch.equal(wide.W[:, 3:], torch.zeros(1, 5, 2, dtype=D))
+    assert torch.equal(wide.a[:, 3:], torch.zeros(1, 5, dtype=D))
+    assert torch.allclose(wide.W[:, :3], net.W, atol=1e-15) and torch.allclose(wide.a[:, :3], net.a, atol=1e-15)
+
+
+def test_aligned_neuron_grows_by_one_plus_eta_lambda_and_follows_the_linearised_flow():
+    X, y = xor_cluster_data(4, 2, generator=gen())
+    lam = float(g_function(torch.tensor([[1.0, 0.0]], dtype=D), X, y)[0])
+    a0 = torch.tensor([[1e-9, -1e-9, 1e-9, -1e-9]], dtype=D)
+    net = init_aligned(1, 2, 4, a0=a0, directions=torch.tensor(experiment.FOUR_NEURON_DIRECTIONS, dtype=D))
+    W_lin, a_lin = linearized_flow(net.W.detach(), net.a.detach(), X, y, 10, 0.5)
+    experiment.logistic_gd(net, X, y, steps=10, lr=0.5)
+    assert torch.allclose(net.W[0, 0].norm() / 1e-9, torch.tensor((1 + 0.5 * lam) ** 10, dtype=D), rtol=1e-6)
+    # while f is ~1e-18, -l'(y f) = 1/2 to machine precision: GD is the Euler scheme of the linearised flow
+    assert torch.allclose(net.a, a_lin, rtol=1e-12) and torch.allclose(net.W, W_lin, rtol=1e-12, atol=1e-24)
+
+
+def test_sizes_are_book_with_overrides_and_checkpoints_hold_the_fixed_epochs():
+    assert experiment.SIZES["book"] == experiment.SimplicityBiasSizes()
+    for profile in PROFILES:
+        size = experiment.SIZES[profile]
+        ck, epochs = size.domino.checkpoints, size.domino.epochs
+        assert ck[0] == 0 and ck[-1] == epochs and epochs // experiment.MID_FRACTION in ck
+        assert size.skew.epochs * size.skew.lr == 512  # the source's flow time
+        assert min(size.skew.widths) >= 64  # the notes' width range (64 to 512) for the width-independence checks
+    bad = dataclasses.replace(experiment.CI.domino, checkpoints=(0, 100, 4096))
+    with pytest.raises(ValueError, match="checkpoints"):
+        experiment.domino_probe_run(bad, start_run("ci", 0, "cpu"))
+
+
+def test_paired_difference_is_scipys_paired_t_test():
+    a = torch.tensor([0.93, 0.95, 0.91, 0.94, 0.92, 0.96], dtype=D)
+    b = torch.tensor([0.92, 0.93, 0.91, 0.92, 0.90, 0.95], dtype=D)
+    diff = experiment.paired_difference(a, b)
+    ref = stats.ttest_rel(a.numpy(), b.numpy(), alternative="greater")
+    assert diff.t == pytest.approx(ref.statistic) and diff.p == pytest.approx(ref.pvalue)
+    assert diff.mean == pytest.approx(float((a - b).mean())) and diff.se == pytest.approx(
+        float((a - b).std()) / math.sqrt(6))
+
+
+def test_small_runs_of_the_experiments():
+    run = start_run("ci", 0, "cpu")
+    size = dataclasses.replace(experiment.CI.domino, width=8, seeds=3, epochs=64, n_train=64, n_fit=100, n_eval=100,
+                               checkpoints=(0, 16, 32, 64))
+    domino = experiment.domino_probe_run(size, run)
+    assert domino.mid == 16 and domino.accuracy["C=1000"].shape == (4, 6) and domino.rms_ratio.shape == (4, 3)
+    acc = domino.accuracy["C=1000"]
+    assert domino.drop.mean == pytest.approx(float((acc[1, :3] - acc[-1, :3]).mean()))
+    assert np.isfinite(domino.drop_vs_standard.se)
+    ln_end = domino.rms_ratio[-1].log().double().numpy()  # geometric mean and the se of the log, by hand
+    assert domino.rms_ratio_end == pytest.approx(math.exp(ln_end.mean()))
+    assert domino.log_ratio_end_se == pytest.approx(ln_end.std(ddof=1) / math.sqrt(3))
+    panels = experiment.probe_panels(domino)
+    assert list(panels["columns"]) == ["probe C=1000", "probe no penalty"]
+
+    skew = experiment.skewed_xor_run(dataclasses.replace(experiment.CI.skew, base=16, widths=(4, 8), epochs=512,
+                                                         lr=1.0, resamples=3), run)
+    assert len(skew.runs) == 4 and skew.frob.shape == (len(skew.epochs), 4)
+    assert skew.final.W.shape == (4, 8, 2) and torch.equal(skew.final.W[0, 4:], torch.zeros(4, 2, dtype=D))
+    assert skew.frob[-1, 0] > skew.frob[0, 0] and 0 <= skew.clean_gap <= math.pi
+
+    four = experiment.four_neuron_run(dataclasses.replace(experiment.CI.four, epochs=200, lemma_width=6,
+                                                          lemma_seeds=2), run)
+    assert four.scales.shape == (len(four.epochs), 3, 4) and four.amplitudes.shape == (2, 4)
+    assert four.growth12 == pytest.approx(four.growth_pred, rel=1e-3)  # 12 steps at eta = 4 from 1e-4
+    assert isinstance(four.init, TwoLayerNet) and four.init.W.shape == (5, 6, 2)
