@@ -787,9 +787,9 @@ def injection_experiment(size: InjectionSizes, run) -> InjectionResult:
     """Algorithm 1 / Appendix E.5 of Shi, Wei and Liang on bundled data:
 
     1. a teacher FC(m_t) (one hidden layer, quadratic activation,
-    :func:`feature_learning.models.two_layer.init_lecun`) is trained on digits with the
-       regulariser R1 + R2 (eqs. (291)-(293)) on Gaussian inputs with the digits' mean and covariance, so that its
-       labels there are balanced and confident;
+       :func:`feature_learning.models.two_layer.init_lecun`) is trained on digits with the regulariser R1 + R2
+       (eqs. (291)-(293)) on Gaussian inputs with the digits' mean and covariance, so that its labels there are
+       balanced and confident;
     2. the teacher relabels digits and Gaussian inputs;
     3. two students FC(m_s) train on a mixture with a share ``alpha`` of Gaussian inputs and on digits only (the same
        number of samples), from ``seeds`` initialisations each (one batched program); their test accuracy against

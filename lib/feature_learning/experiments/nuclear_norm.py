@@ -233,6 +233,9 @@ def full_optimum(z: torch.Tensor, lam: float, iterations: int = 500) -> torch.Te
 
 
 def population(size: NuclearSizes, run: Run) -> Population:
+    """Sec. 6.4's model at infinite data (Lemma 6.1, Prop. 6.3): the ERM-l2 optimum (alpha, beta) from the
+    two-parameter reduction (E.10) on a Monte-Carlo sample of the block sums, the full d-dimensional optimum, the
+    ERM-rank optimum by exhaustive search over supports, and ID/OOD accuracies against d - r."""
     p = size.population
     g = run.generator("population")
     s_r, s_u = reweighting_sums(p.samples, p.r, p.d, p.gamma, g)
@@ -305,6 +308,8 @@ def logistic_grad(z: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
 
 
 def finite_sample(size: NuclearSizes, run: Run) -> FiniteSample:
+    """The re-weighting model on n samples (Sec. 6.4): ERM-l2, ERM-l1, IHT (ERM-rank, ||w||_0 <= B_rank) and ERM-NU
+    (eq. 6.2 with the nuclear norm of a mini-batch's feature matrix) with a batch larger and smaller than d."""
     f = size.finite
     z = reweighting_features(f.n, f.r, f.d, f.gamma, run.generator("finite_train"))
     z_id = reweighting_features(f.test, f.r, f.d, f.gamma, run.generator("finite_id"))
