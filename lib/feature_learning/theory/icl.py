@@ -111,6 +111,39 @@ def eval_risk_display():
             + sp.Sum(s[i] ** 2 * lam[i] * (lam[i] * v[i] - 1) ** 2, (i, 1, r)))
 
 
+def eval_risk_general_display():
+    """The derived risk of :func:`eval_risk_symbolic` written for general d with indexed symbols (for display):
+    (1/M) sum c_i^2 lam_i a_i^2 + (||w||_Lam^2 + sigma^2)/M sum a_i^2 + sum c_i^2 lam_i ((1-2p) a_i - 1)^2."""
+    i, d = sp.symbols("i d", integer=True, positive=True)
+    c, a, lam = sp.IndexedBase("c"), sp.IndexedBase("a"), sp.IndexedBase(r"\lambda")
+    M, sigma, p = sp.symbols("M sigma p", positive=True)
+    return (sp.Sum(c[i] ** 2 * lam[i] * a[i] ** 2, (i, 1, d)) / M
+            + (sp.Sum(c[i] ** 2 * lam[i], (i, 1, d)) + sigma**2) / M * sp.Sum(a[i] ** 2, (i, 1, d))
+            + sp.Sum(c[i] ** 2 * lam[i] * ((1 - 2 * p) * a[i] - 1) ** 2, (i, 1, d)))
+
+
+def gap_symbolic(r: int = 1, r2: int = 3, d: int = 3):
+    """Theorem 5.4.3 for w = Q s with s supported on the first r coordinates (s = (s_1, 0, ...), r = 1): the risk of
+    the rank-r2 optimum minus the rank-r optimum (Theorem 5.4.2), the theorem's gap formula and the N -> oo limit
+    of the gap. Returns (gap, formula, limit, symbols)."""
+    lams = sp.symbols(f"lambda_1:{d + 1}", positive=True)
+    s1, M, sigma, N = sp.symbols("s_1 M sigma N", positive=True)
+    trD = sum(lams)
+
+    def risk(rank):
+        a = [lams[i] * N / ((N + 1) * lams[i] + trD) if i < rank else 0 for i in range(d)]
+        c = [s1] + [0] * (d - 1)
+        w2 = sum(c[i] ** 2 * lams[i] for i in range(d))
+        return (sum(c[i] ** 2 * lams[i] * a[i] ** 2 for i in range(d)) / M
+                + (w2 + sigma**2) / M * sum(x**2 for x in a)
+                + sum(c[i] ** 2 * lams[i] * (a[i] - 1) ** 2 for i in range(d))), a
+
+    (lo, _), (hi, a_hi) = risk(r), risk(r2)
+    gap = sp.simplify(hi - lo)
+    formula = (s1**2 * lams[0] + sigma**2) / M * sum(a_hi[i] ** 2 for i in range(r, r2))
+    return gap, formula, sp.limit(gap, N, sp.oo), (lams, s1, M, sigma, N)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Numeric closed forms (torch, float64)
 
