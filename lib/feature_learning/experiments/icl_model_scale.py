@@ -11,10 +11,17 @@ import dataclasses
 import math
 
 import numpy as np
+import sympy as sp
 import torch
 
 from feature_learning.book.profiles import Run, override
-from feature_learning.data.in_context import icl_classification_tokens, parity_task_sets, random_orthogonal
+from feature_learning.data.in_context import (
+    icl_classification_tokens,
+    icl_regression_prompts,
+    parity_population_features,
+    parity_task_sets,
+    random_orthogonal,
+)
 from feature_learning.measure.in_context import (
     icl_flip_accuracy,
     mc_parity_accuracy,
@@ -30,6 +37,7 @@ DTYPE = torch.float64  # closed forms and Monte Carlo in float64; the transforme
 SPECTRUM = (2.0, 1.5, 1.0, 0.5, 0.25, 0.15, 0.1, 0.05)  # eigenvalues of Lambda (the notes' configuration)
 EVAL_TASK = (1.0, -0.8, 0.5, 0.3, 0.4, -0.2, 0.3, 0.1)  # c = Q^T w of the evaluation task (the notes' F4)
 SPECIAL_TASK = (1.0, -0.7)  # s of Theorem 5.4.3's special case, in the top-2 eigen-directions (the notes' F6)
+ENERGY_M = 16  # context length of the projection energies (the notes' F13)
 ALL_RANKS = (1, 2, 3, 4, 5, 6, 7, 8)
 
 
@@ -42,9 +50,26 @@ class RegressionSizes:
 
 
 @dataclasses.dataclass(frozen=True)
-class TrainSizes:
-    ranks: tuple[int, ...] = ALL_RANKS  # ranks trained on the exact population loss
-    steps: int = 3000
+class ExactSizes:
+    """Experiment 1a: the rank-r attention trained on Lemma 5.1's exact population loss (L-BFGS)."""
+
+    ranks: tuple[int, ...] = ALL_RANKS
+    max_iter: int = 4000  # L-BFGS iterations; it stops once the summed loss changes by less than 1e-12
+    init_scale: float = 0.01  # small random factors, not diagonal in the eigenbasis
+
+
+@dataclasses.dataclass(frozen=True)
+class SGDSizes:
+    """Experiment 1b: the rank-r attention trained by online SGD on fresh sampled prompts (the notes' R1b)."""
+
+    ranks: tuple[int, ...] = ALL_RANKS
+    steps: int = 1500
+    batch: int = 256  # fresh prompts per step and replica
+    replicas: int = 4  # independent runs (own initialisation and prompts), for the standard error
+    lr: float = 0.5  # first half of the steps
+    tail_lr: float = 0.1  # second half, whose iterates (the factors) are averaged (Polyak-Ruppert)
+    init_scale: float = 0.1
+    loss_prompts: int = 100_000  # Monte Carlo prompts for the pretraining loss at U* (notes' target 2)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,7 +89,6 @@ class ParitySizes:
     Ms: tuple[int, ...] = (16, 32, 64, 128, 256, 1024)  # evaluation context lengths
     prompts: int = 20_000  # Monte Carlo prompts per M and per flip fraction
     energy_prompts: int = 20_000  # prompts for the projection energies of Theorem 5.5.2
-    min_norm_steps: int = 3000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,7 +110,8 @@ class TransformerSizes:
 @dataclasses.dataclass(frozen=True)
 class ICLSizes:
     regression: RegressionSizes = RegressionSizes()
-    train: TrainSizes = TrainSizes()
+    exact: ExactSizes = ExactSizes()
+    sgd: SGDSizes = SGDSizes()
     risk: RiskSizes = RiskSizes()
     flips: tuple[float, ...] = (0.0, 0.125, 0.25, 0.375, 0.5, 0.75, 1.0)  # flipped fractions of context labels
     parity: ParitySizes = ParitySizes()
@@ -96,17 +121,17 @@ class ICLSizes:
 BOOK = ICLSizes()
 CI = override(
     BOOK,
-    train={"ranks": (1, 2, 4, 8), "steps": 2000},  # the smallest, largest and two middle ranks
+    sgd={"steps": 1000, "replicas": 3, "loss_prompts": 40_000},  # CI time; the errors stay well inside the bounds
     risk={"ranks": (1, 2, 4, 8), "sigmas": (0.0, 1.0, 2.0, 4.0), "prompts": 20_000},  # CI time
     flips=(0.0, 0.25, 0.5, 0.75, 1.0),
-    parity={"Ms": (16, 64, 256, 1024), "prompts": 4000, "min_norm_steps": 1500},
+    parity={"Ms": (16, 64, 256, 1024)},
     transformer={"steps": 600, "seeds": 3, "eval_prompts": 2000},  # the transformers dominate the CI time
 )
 FULL = override(
     BOOK,
-    train={"steps": 20_000},
+    sgd={"steps": 5000, "batch": 1024},
     risk={"prompts": 1_000_000},
-    parity={"prompts": 100_000, "min_norm_steps": 10_000},
+    parity={"prompts": 100_000},
     transformer={"shapes": (*BOOK.transformer.shapes, (64, 8, 2)), "steps": 5000, "batch": 256, "seeds": 5,
                  "eval_prompts": 5000},  # the notes' full-size T1
 )
@@ -136,74 +161,187 @@ class Setting:
     def optimal_Us(self, ranks) -> torch.Tensor:
         return torch.stack([self.optimal_U(r) for r in ranks])
 
+    def L_r(self, ranks) -> torch.Tensor:
+        return torch.stack([theory.rank_r_pretraining_loss(self.lam, self.N, r) for r in ranks])
+
+    def eigen(self, U: torch.Tensor) -> torch.Tensor:
+        """Q^T U Q: an attention in the eigenbasis of Lambda."""
+        return self.Q.T @ U @ self.Q
+
 
 def setting(size: ICLSizes, run: Run) -> Setting:
     s = size.regression
-    return Setting(random_orthogonal(s.d, run.generator(1)), torch.tensor(s.spectrum, dtype=DTYPE), s.N)
+    return Setting(random_orthogonal(s.d, run.generator("basis")), torch.tensor(s.spectrum, dtype=DTYPE), s.N)
 
 
-# -- Experiment 1: training the rank-r attention --------------------------------------------------------------------
-def train_rank_r_lsa(Lam: torch.Tensor, N: int, ranks, steps: int, generator: torch.Generator,
-                     lr: float = 0.05, init_scale: float = 0.01):
-    """Gradient training (Adam) of rank-r factorised reduced LSAs U = A B^T (A, B in R^{d x r}), u = 1, on the exact
-    population loss of Lemma 5.1, whose minimiser Theorem 5.4.1 gives. All ranks train as one batched program:
-    replica k holds d x d factors whose columns beyond ranks[k] are masked to zero. Returns (U (K, d, d), history)."""
-    d, K = Lam.shape[0], len(ranks)
-    mask = (torch.arange(d)[None, None, :] < torch.tensor(ranks)[:, None, None]).to(Lam.dtype)  # (K, 1, d)
-    A = (init_scale * torch.randn(K, d, d, generator=generator, dtype=Lam.dtype)).requires_grad_()
-    B = (init_scale * torch.randn(K, d, d, generator=generator, dtype=Lam.dtype)).requires_grad_()
-    ones = torch.ones(K, dtype=Lam.dtype)
+def reduction_check(st: Setting, run: Run, samples: int = 16) -> float:
+    """Largest |Lemma 5.1's loss - C - F(Q^T U Q)| over random (non-diagonal) U at the chapter's d and Q, with F the
+    eigenbasis loss of the derivation (float64 rounding if the reduction holds)."""
+    U = torch.randn(samples, st.d, st.d, generator=run.generator("reduction_check"), dtype=DTYPE)
+    lemma = lsa_population_loss(U, torch.ones(samples, dtype=DTYPE), st.Lam, st.N) - 0.5 * st.lam.sum()
+    return float((lemma - theory.eigenbasis_loss_numeric(st.eigen(U), st.lam, st.N)).abs().max())
 
-    def U_of() -> torch.Tensor:
-        return (A * mask) @ (B * mask).transpose(1, 2)
 
-    def loss_fn(step: int) -> torch.Tensor:
-        return lsa_population_loss(U_of(), ones, Lam, N).sum()
+# -- Experiment 1a: the exact population loss ------------------------------------------------------------------------
+def rank_masks(ranks, d: int) -> torch.Tensor:
+    """(K, d, 1): row i of a factor W^K, W^Q in R^{d x d} is used by rank r iff i < r (a rank-r key and query)."""
+    return (torch.arange(d)[None, :] < torch.tensor(ranks)[:, None]).to(DTYPE)[..., None]
 
-    history = train([A, B], loss_fn, OptimConfig(steps=steps, lr=lr, warmup=10, schedule="cosine",
-                                                 betas=(0.9, 0.999)),
-                    log_every=max(1, steps // 100),
-                    log_fn=lambda s: {"loss": lsa_population_loss(U_of(), ones, Lam, N)})
-    return U_of().detach(), history
+
+def train_rank_r_exact(Lam: torch.Tensor, N: int, ranks, generator: torch.Generator, max_iter: int,
+                       init_scale: float = 0.01) -> torch.Tensor:
+    """Rank-r attentions U = W_K^T W_Q (W_K, W_Q in R^{r x d}, u = 1) trained on Lemma 5.1's exact population loss by
+    L-BFGS (strong Wolfe line search), from small random factors, every rank in one batched program (the losses
+    are summed; the ranks share no parameter). Returns U (K, d, d)."""
+    d = Lam.shape[0]
+    mask = rank_masks(ranks, d)
+    WK = (init_scale * torch.randn(len(ranks), d, d, generator=generator, dtype=DTYPE) * mask).requires_grad_()
+    WQ = (init_scale * torch.randn(len(ranks), d, d, generator=generator, dtype=DTYPE) * mask).requires_grad_()
+    ones = torch.ones(len(ranks), dtype=DTYPE)
+    opt = torch.optim.LBFGS([WK, WQ], lr=1, max_iter=max_iter, history_size=50, tolerance_grad=1e-14,
+                            tolerance_change=1e-12, line_search_fn="strong_wolfe")  # the loss is O(1)
+
+    def closure() -> torch.Tensor:
+        opt.zero_grad()
+        loss = lsa_population_loss((WK * mask).transpose(1, 2) @ (WQ * mask), ones, Lam, N).sum()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    return ((WK * mask).transpose(1, 2) @ (WQ * mask)).detach()
 
 
 @dataclasses.dataclass
 class Training:
     ranks: tuple[int, ...]
-    U: torch.Tensor  # (K, d, d) trained attentions
+    U: torch.Tensor  # (..., K, d, d) trained attentions (a leading replica axis for SGD)
     U_star: torch.Tensor  # (K, d, d) Theorem 5.4.1
-    loss: torch.Tensor  # (K,) trained population loss (Lemma 5.1)
+    loss: torch.Tensor  # (..., K) Lemma 5.1's population loss at U
     L_r: torch.Tensor  # (K,) the closed-form optimal loss
 
     @property
     def rel_errors(self) -> torch.Tensor:
-        return (self.U - self.U_star).flatten(1).norm(dim=1) / self.U_star.flatten(1).norm(dim=1)
+        """||U - U*||_F / ||U*||_F per rank (and replica)."""
+        return (self.U - self.U_star).flatten(-2).norm(dim=-1) / self.U_star.flatten(-2).norm(dim=-1)
 
     @property
-    def loss_gaps(self) -> torch.Tensor:
-        return (self.loss - self.L_r).abs()
+    def excess(self) -> torch.Tensor:
+        """(L(U) - L_r) / L_r per rank (and replica): how far above the optimal loss the trained model sits."""
+        return (self.loss - self.L_r) / self.L_r
+
+    def v_errors(self, st: Setting) -> torch.Tensor:
+        """||diag(Q^T U Q) - v*|| / ||v*|| per rank (and replica): the learned v_i against Theorem 5.4.1's."""
+        v = torch.diagonal(st.eigen(self.U), dim1=-2, dim2=-1)
+        v_star = torch.diagonal(st.eigen(self.U_star), dim1=-2, dim2=-1)
+        return (v - v_star).norm(dim=-1) / v_star.norm(dim=-1)
 
 
 def exact_training(size: ICLSizes, run: Run, st: Setting) -> Training:
-    """Experiment 1: every rank of ``size.train`` trained on the exact population loss."""
-    t = size.train
-    U, hist = train_rank_r_lsa(st.Lam, st.N, t.ranks, t.steps, run.generator(2))
-    L_r = torch.stack([theory.rank_r_pretraining_loss(st.lam, st.N, r) for r in t.ranks])
-    return Training(t.ranks, U, st.optimal_Us(t.ranks), hist["loss"][-1], L_r)
+    """Experiment 1a: every rank of ``size.exact`` trained on the exact population loss."""
+    e = size.exact
+    U = train_rank_r_exact(st.Lam, st.N, e.ranks, run.generator("exact_init"), e.max_iter, e.init_scale)
+    loss = lsa_population_loss(U, torch.ones(len(e.ranks), dtype=DTYPE), st.Lam, st.N)
+    return Training(e.ranks, U, st.optimal_Us(e.ranks), loss, st.L_r(e.ranks))
 
 
-def plot_training(tr: Training, st: Setting):
-    """The trained full-rank attention in the eigenbasis, and each rank's diagonal against v*."""
-    V = st.Q.T @ tr.U[-1] @ st.Q
+# -- Experiment 1b: online SGD on sampled prompts --------------------------------------------------------------------
+def train_rank_r_sgd(Q: torch.Tensor, lam: torch.Tensor, N: int, ranks, s: SGDSizes,
+                     generator: torch.Generator) -> torch.Tensor:
+    """Rank-r attentions y_hat = (1/N) sum_i y_i x_i^T W_K^T W_Q x_q (the LSA of eq. 5.1 with W^KQ_11 = W_K^T W_Q,
+    w^PV_22 = 1 and the other blocks zero; W_K, W_Q in R^{r x d}) trained by online SGD on the loss
+    (1/2)(y_hat - y_q)^2 of fresh prompts (w ~ N(0, I), x ~ N(0, Lambda), section 5.4).
+
+    Each factor's gradient is preconditioned by the inverse second moment of its own input, measured on the prompts
+    seen so far: E[x_q x_q^T] for W_Q and E[s s^T] (s = y^T X / N, computed in float32) for W_K. Without it the
+    curvature of entry (i, j) of Q^T U Q is lam'_i lam_i lam_j, which spans a factor 2.5e4 over the chapter's
+    spectrum; with it the rates spread like T_ii = lam_i / sqrt(lam'_i), a factor 10. A constant step ``s.lr`` for
+    the first half of the steps, ``s.tail_lr`` for the second, whose factors are averaged (Polyak-Ruppert; averaging
+    the factors keeps the rank). ``s.replicas`` independent runs (own initialisation and prompts) and every rank
+    train as one batched program; the prompts are drawn in float32 (the cost of the experiment), the model computes
+    in float64. Returns U (R, K, d, d)."""
+    d, K, R, B = len(lam), len(ranks), s.replicas, s.batch
+    mask = rank_masks(ranks, d)
+    WK = s.init_scale * torch.randn(R, K, d, d, generator=generator, dtype=DTYPE) * mask
+    WQ = s.init_scale * torch.randn(R, K, d, d, generator=generator, dtype=DTYPE) * mask
+    moments = {"x": torch.zeros(R, 1, d, d, dtype=DTYPE), "s": torch.zeros(R, 1, d, d, dtype=DTYPE), "n": 0}
+    mean = {"K": torch.zeros_like(WK), "Q": torch.zeros_like(WQ), "n": 0}
+    tail = s.steps // 2
+    Q32, lam32 = Q.float(), lam.float()
+
+    def grads(step: int) -> list[torch.Tensor]:
+        pr = icl_regression_prompts(R * B, N, Q32, lam32, generator)
+        sv = (pr.y[:, None, :] @ pr.X).to(DTYPE).view(R, 1, B, d) / N  # s = y^T X / N, (R, 1, B, d)
+        xq, yq = pr.xq.to(DTYPE).view(R, 1, B, d), pr.yq.to(DTYPE).view(R, 1, B)
+        moments["n"] += B
+        moments["x"] += (xq.transpose(-1, -2) @ xq - B * moments["x"]) / moments["n"]
+        moments["s"] += (sv.transpose(-1, -2) @ sv - B * moments["s"]) / moments["n"]
+        ks, qx = sv @ WK.transpose(-1, -2), xq @ WQ.transpose(-1, -2)  # (R, K, B, d): W_K s and W_Q x_q
+        err = (ks * qx).sum(-1) - yq  # (R, K, B)
+        gQ = (err[..., None] * ks).transpose(-1, -2) @ xq / B
+        gK = (err[..., None] * qx).transpose(-1, -2) @ sv / B
+        if step >= tail:
+            mean["K"] += WK
+            mean["Q"] += WQ
+            mean["n"] += 1
+        return [gK @ torch.linalg.inv(moments["s"]) * mask, gQ @ torch.linalg.inv(moments["x"]) * mask]
+
+    schedule = lambda step: 1.0 if step < tail else s.tail_lr / s.lr  # noqa: E731
+    train([WK, WQ], None, OptimConfig(steps=s.steps, lr=s.lr, optimizer="gd", warmup=0, schedule=schedule),
+          grad_fn=grads)
+    return (mean["K"] / mean["n"]).transpose(-1, -2) @ (mean["Q"] / mean["n"])
+
+
+def sgd_training(size: ICLSizes, run: Run, st: Setting) -> Training:
+    """Experiment 1b: every rank of ``size.sgd`` trained by online SGD on sampled prompts."""
+    s = size.sgd
+    U = train_rank_r_sgd(st.Q, st.lam, st.N, s.ranks, s, run.generator("sgd"))
+    loss = lsa_population_loss(U.flatten(0, 1), torch.ones(U.shape[0] * U.shape[1], dtype=DTYPE), st.Lam, st.N)
+    return Training(s.ranks, U, st.optimal_Us(s.ranks), loss.view(U.shape[:2]), st.L_r(s.ranks))
+
+
+@dataclasses.dataclass
+class LossMC:
+    ranks: tuple[int, ...]
+    mean: torch.Tensor  # (K,) Monte Carlo of (1/2)(y_hat - y_q)^2 at U*, rho = N
+    se: torch.Tensor
+    L_r: torch.Tensor
+
+    @property
+    def z(self) -> torch.Tensor:
+        return (self.mean - self.L_r).abs() / self.se
+
+    @property
+    def rel(self) -> torch.Tensor:
+        return (self.mean - self.L_r).abs() / self.L_r
+
+
+def pretraining_loss_mc(size: ICLSizes, run: Run, st: Setting) -> LossMC:
+    """The pretraining loss of the optimal rank-r attentions on fresh prompts (w ~ N(0, I)), all ranks on the same
+    prompts, against L_r."""
+    ranks = size.sgd.ranks
+    mean, se, _ = mc_regression_risk(st.Q, st.lam, st.optimal_Us(ranks), st.N, size.sgd.loss_prompts,
+                                     run.generator("loss_mc"), w=None)
+    return LossMC(ranks, mean / 2, se / 2, st.L_r(ranks))  # the pretraining loss has the 1/2, the risk does not
+
+
+def plot_training(exact: Training, sgd: Training, st: Setting):
+    """The attention trained on the exact loss at full rank, in the eigenbasis; the learned diagonal v per rank,
+    exact loss (dots) and SGD (crosses, mean over replicas), against v* (dashes)."""
     series = []
-    for k, r in enumerate(tr.ranks):
-        diag = torch.diagonal(st.Q.T @ tr.U[k] @ st.Q)
-        series.append({"x": range(1, st.d + 1), "y": diag, "style": "o", "color": f"C{k}", "label": f"trained r={r}"})
-        series.append({"x": range(1, st.d + 1), "y": theory.v_star(st.lam, st.N, r), "style": "k_", "ms": 12})
+    for k, r in enumerate(exact.ranks):
+        x = np.arange(1, st.d + 1)
+        series.append({"x": x, "y": torch.diagonal(st.eigen(exact.U[k])), "style": "o", "color": f"C{k}",
+                       "label": f"r={r}"})
+        series.append({"x": x, "y": theory.v_star(st.lam, st.N, r), "style": "k_", "ms": 12})
+        if r in sgd.ranks:
+            v = torch.diagonal(st.eigen(sgd.U[:, sgd.ranks.index(r)]), dim1=-2, dim2=-1).mean(0)
+            series.append({"x": x + 0.2, "y": v, "style": "x", "color": f"C{k}"})
     return series_panels([
-        {"matrix": V, "title": f"Q^T U Q, trained, r={tr.ranks[-1]}"},
-        {"series": series, "xlabel": "eigen-direction i", "ylabel": r"$(Q^\top U Q)_{ii}$ (dashes: $v_i^*$)"},
-    ], width=4.5)
+        {"matrix": st.eigen(exact.U[-1]), "title": f"Q^T U Q, exact loss, r={exact.ranks[-1]}"},
+        {"matrix": st.eigen(sgd.U[0, -1]), "title": f"Q^T U Q, SGD on prompts, r={sgd.ranks[-1]}"},
+        {"series": series, "xlabel": "eigen-direction i", "yscale": "log",
+         "ylabel": r"$(Q^\top U Q)_{ii}$: exact loss (o), SGD (x), $v_i^*$ (-)"},
+    ], width=4.2)
 
 
 # -- Experiment 2: the evaluation risk ------------------------------------------------------------------------------
@@ -221,11 +359,19 @@ class RiskSweep:
     def zmax(self) -> float:
         return float(((self.mean - self.closed).abs() / self.se).max())
 
-    def slopes(self, m: int = 0) -> tuple[np.ndarray, np.ndarray]:
-        """Least-squares slope of the Monte Carlo risk in sigma^2 per rank at Ms[m], and the closed form."""
-        sig2 = np.array([s**2 for s in self.sigmas])
-        mc = np.array([np.polyfit(sig2, self.mean[m, :, k].numpy(), 1)[0] for k in range(len(self.ranks))])
-        return mc, np.array(self.closed_slopes[m])
+    def slopes(self, m: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per rank at Ms[m]: the least-squares slope of the Monte Carlo risk in sigma^2, its standard error (the
+        points are independent) and the closed form sum_{i<=r} a_i^2 / M (the exact risk is linear in sigma^2)."""
+        mc, se = zip(*(least_squares_slope([s**2 for s in self.sigmas], self.mean[m, :, k], self.se[m, :, k])
+                       for k in range(len(self.ranks))), strict=True)
+        return np.array(mc), np.array(se), np.array(self.closed_slopes[m])
+
+
+def least_squares_slope(x, y, se) -> tuple[float, float]:
+    """Slope of the least-squares line through (x, y) and its standard error for independent errors ``se``."""
+    x, y, se = np.asarray(x, float), np.asarray(y, float), np.asarray(se, float)
+    w = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
+    return float(w @ y), float(np.sqrt((w**2 * se**2).sum()))
 
 
 def eval_risk_sweep(size: ICLSizes, run: Run, st: Setting) -> RiskSweep:
@@ -236,9 +382,9 @@ def eval_risk_sweep(size: ICLSizes, run: Run, st: Setting) -> RiskSweep:
     Us = st.optimal_Us(r.ranks)
     shape = (len(r.Ms), len(r.sigmas), len(r.ranks))
     mean, se, closed = torch.zeros(shape, dtype=DTYPE), torch.zeros(shape, dtype=DTYPE), torch.zeros(shape, dtype=DTYPE)
-    g = run.generator(3)
     for i, M in enumerate(r.Ms):
         for j, sigma in enumerate(r.sigmas):
+            g = run.generator("risk", M, sigma)
             mean[i, j], se[i, j], _ = mc_regression_risk(st.Q, st.lam, Us, M, r.prompts, g, w=st.Q @ c, sigma=sigma)
             closed[i, j] = torch.stack([theory.eval_risk(c, st.lam, st.N, M, rank, sigma) for rank in r.ranks])
     slopes = [[float((st.lam * theory.v_star(st.lam, st.N, k)).pow(2).sum() / M) for k in r.ranks] for M in r.Ms]
@@ -246,7 +392,7 @@ def eval_risk_sweep(size: ICLSizes, run: Run, st: Setting) -> RiskSweep:
 
 
 def plot_risk(rs: RiskSweep):
-    mc, th = rs.slopes()
+    mc, mc_se, th = rs.slopes()
     series = []
     for j, sigma in enumerate(rs.sigmas):
         series.append({"x": rs.ranks, "y": rs.mean[0, j], "yerr": 2 * rs.se[0, j], "style": "o", "color": f"C{j}",
@@ -255,7 +401,7 @@ def plot_risk(rs: RiskSweep):
     return series_panels([
         {"series": series, "xlabel": "rank r", "ylabel": f"evaluation risk, M={rs.Ms[0]}"},
         {"series": [{"x": rs.ranks, "y": th, "style": "k-", "label": r"closed form $\sum_{i\leq r}a_i^2/M$"},
-                    {"x": rs.ranks, "y": mc, "style": "o", "label": "MC slope"}],
+                    {"x": rs.ranks, "y": mc, "yerr": 2 * mc_se, "style": "o", "label": "MC slope"}],
          "xlabel": "rank r", "ylabel": r"d risk / d $\sigma^2$", "legend": 8},
     ])
 
@@ -277,8 +423,19 @@ class Tradeoff:
         return max(abs(a - b) / s for a, b, s in zip(self.gap_mc, self.gap_closed, self.gap_se, strict=True))
 
     @property
+    def gap_slope(self) -> tuple[float, float]:
+        """Least-squares slope of the Monte Carlo gap in sigma^2, and its standard error."""
+        return least_squares_slope([s**2 for s in self.sigmas], self.gap_mc, self.gap_se)
+
+    @property
     def best_closed(self) -> list[int]:
         return [int(torch.argmin(row)) for row in self.ew_closed]
+
+    def best_closed_at(self, st: Setting, M: int) -> list[int]:
+        """The risk-minimising rank of the closed form (E over w ~ N(0, I)) at another context length M."""
+        ones = torch.ones(st.d, dtype=DTYPE)
+        return [int(torch.argmin(torch.stack([theory.eval_risk(ones, st.lam, st.N, M, k, sigma) for k in self.ranks])))
+                for sigma in self.best_sigmas]
 
     @property
     def best_mc(self) -> list[int]:
@@ -294,8 +451,8 @@ def scale_tradeoff(size: ICLSizes, run: Run, st: Setting, M: int = 16) -> Tradeo
     U26 = st.optimal_Us((2, 6))
     gap_mc, gap_se, gap_closed = [], [], []
     for sigma in r.sigmas:
-        mean, se, _ = mc_regression_risk(st.Q, st.lam, U26, M, r.prompts, run.generator(4), w=st.Q @ s_task,
-                                         sigma=sigma)
+        mean, se, _ = mc_regression_risk(st.Q, st.lam, U26, M, r.prompts, run.generator("gap"), w=st.Q @ s_task,
+                                         sigma=sigma)  # the same prompts for every sigma
         gap_mc.append(float(mean[1] - mean[0])), gap_se.append(float(se[0] + se[1]))
         gap_closed.append(float(theory.eval_risk(s_task, st.lam, st.N, M, 6, sigma)
                                 - theory.eval_risk(s_task, st.lam, st.N, M, 2, sigma)))
@@ -305,7 +462,8 @@ def scale_tradeoff(size: ICLSizes, run: Run, st: Setting, M: int = 16) -> Tradeo
     closed, means, ses = [], [], []
     for sigma in r.best_rank_sigmas:
         closed.append(torch.stack([theory.eval_risk(ones, st.lam, st.N, M, k, sigma) for k in ranks]))
-        mean, se, _ = mc_regression_risk(st.Q, st.lam, U_all, M, r.prompts, run.generator(5), w=None, sigma=sigma)
+        mean, se, _ = mc_regression_risk(st.Q, st.lam, U_all, M, r.prompts, run.generator("best_rank"), w=None,
+                                     sigma=sigma)
         means.append(mean), ses.append(se)
     return Tradeoff(r.sigmas, gap_mc, gap_se, gap_closed, r.best_rank_sigmas, ranks, torch.stack(closed),
                     torch.stack(means), torch.stack(ses))
@@ -343,8 +501,8 @@ def flip_sweep(size: ICLSizes, run: Run, st: Setting, ranks=(2, 8), M: int = 16)
     Us = st.optimal_Us(ranks)
     rows = []
     for p in size.flips:
-        mean, se, acc = mc_regression_risk(st.Q, st.lam, Us, M, size.risk.prompts, run.generator(6), w=st.Q @ c,
-                                           flip_frac=p)
+        mean, se, acc = mc_regression_risk(st.Q, st.lam, Us, M, size.risk.prompts, run.generator("flips"), w=st.Q @ c,
+                                           flip_frac=p)  # the same prompts for every p
         closed = torch.stack([theory.eval_risk(c, st.lam, st.N, M, r, 0.0, p) for r in ranks])
         rows.append((mean, se, closed, acc))
     return FlipSweep(ranks, tuple(size.flips), *(torch.stack(col) for col in zip(*rows, strict=True)))
@@ -363,30 +521,6 @@ def plot_flips(fs: FlipSweep):
 
 
 # -- sparse parity (section 5.5) --------------------------------------------------------------------------------------
-def min_norm_diagonal_heads(V0: torch.Tensor, a: torch.Tensor, pairs, gamma: float, steps: int,
-                            penalty: float = 1e3, lr: float = 1e-2):
-    """Search for a smaller-norm zero-loss model in the diagonal family of Theorem 5.5.1 with the same a: minimise
-    ||V||_F^2 + penalty * sum relu(1 - margin)^2 over every (task, query pattern) at N = infinity (Adam from V0),
-    then rescale so that the minimum margin is exactly 1 (g is 1-homogeneous in V), which makes the result feasible.
-    A check of the min-norm claim, not the exact lambda -> 0+ optimum. Returns (V, squared norm, min margin)."""
-    from feature_learning.data.in_context import parity_population_features
-
-    z, phi, y, _, _ = parity_population_features(V0.shape[0], pairs, gamma)
-    feats = z * phi
-    V = V0.clone().requires_grad_()
-
-    def loss_fn(step: int) -> torch.Tensor:
-        margin = y * (torch.relu(feats @ V) @ a)
-        return (V**2).sum() + penalty * (torch.relu(1 - margin) ** 2).sum()
-
-    train([V], loss_fn, OptimConfig(steps=steps, lr=lr, warmup=10, schedule="cosine", betas=(0.9, 0.999)))
-    with torch.no_grad():
-        margin = y * (torch.relu(feats @ V) @ a)
-        V = V / margin.min()
-        margin = y * (torch.relu(feats @ V) @ a)
-    return V.detach(), float((V**2).sum()), float(margin.min())
-
-
 @dataclasses.dataclass
 class Constructions:
     nu1: int
@@ -403,7 +537,7 @@ class Constructions:
     loss1_S1: torch.Tensor
     margin1_S1: torch.Tensor
     loss1_S2: torch.Tensor
-    loss1b_S1: torch.Tensor  # the same heads as g_1* with the constant head at scale (nu1 + 1) / (4 gamma)
+    loss1b_S1: torch.Tensor  # the same heads as g_1* with the positive head at scale (nu1 + 1) / (4 gamma)
     loss1b_S2: torch.Tensor
 
     @property
@@ -419,45 +553,99 @@ class Constructions:
         """Fraction of S2 tasks on which g_1* has zero loss."""
         return float((self.loss1_S2 < 1e-12).double().mean())
 
+    @property
+    def coverage_count(self) -> float:
+        """The S2 pairs whose lowest nu1 bits differ, counted (the pairs g_1*'s code heads tell apart)."""
+        return sum(1 for i, j in self.S2 if i % self.k != j % self.k) / len(self.S2)
 
-def parity_constructions(size: ICLSizes) -> Constructions:
+
+def parity_constructions(size: ICLSizes, nu1: int | None = None) -> Constructions:
     """Theorem 5.5.1's g_1*, g_2* at N = infinity: exact enumeration of every (task, query pattern)."""
     p = size.parity
-    d, k = 2**p.nu2, 2**p.nu1
+    nu1 = p.nu1 if nu1 is None else nu1
+    d, k = 2**p.nu2, 2**nu1
     S1, S2 = parity_task_sets(d, k)
     V2, a2 = theory.parity_construction(p.nu2, p.gamma, p.nu2)
-    V1, a1 = theory.small_construction(p.nu1, p.nu2, p.gamma)
-    V1b, a1b = theory.small_construction(p.nu1, p.nu2, p.gamma, nu_scale=p.nu1 + 1)
+    V1, a1 = theory.small_construction(nu1, p.nu2, p.gamma)
+    V1b, a1b = theory.small_construction(nu1, p.nu2, p.gamma, nu_scale=nu1 + 1)
     loss2, margin2, _ = theory.parity_population(V2, a2, S1 + S2, p.gamma)
     loss1_S1, margin1_S1, _ = theory.parity_population(V1, a1, S1, p.gamma)
     loss1_S2, _, _ = theory.parity_population(V1, a1, S2, p.gamma)
     loss1b_S1, _, _ = theory.parity_population(V1b, a1b, S1, p.gamma)
     loss1b_S2, _, _ = theory.parity_population(V1b, a1b, S2, p.gamma)
-    return Constructions(p.nu1, p.nu2, p.gamma, S1, S2, V1, a1, V2, a2, loss2, margin2, loss1_S1, margin1_S1,
+    return Constructions(nu1, p.nu2, p.gamma, S1, S2, V1, a1, V2, a2, loss2, margin2, loss1_S1, margin1_S1,
                          loss1_S2, loss1b_S1, loss1b_S2)
+
+
+def construction_norms(nu2s=(1, 2, 3, 4, 5), gamma: float = 0.2) -> list[tuple[int, object, float]]:
+    """||W||_F^2 of g_2* per nu2: exact (SymPy, symbolic gamma, from the theorem's definition of the heads) and the
+    float64 construction the chapter computes with, at ``gamma``. Rows (nu2, exact expression, float64 value)."""
+    rows = []
+    for nu2 in nu2s:
+        V, _ = theory.parity_construction_symbolic(nu2)
+        rows.append((nu2, sp.factor(sum(v**2 for v in V)), float((theory.parity_construction(nu2, gamma, nu2)[0] ** 2)
+                                                               .sum())))
+    return rows
+
+
+def local_min_norm_search(V0: torch.Tensor, a: torch.Tensor, pairs, gamma: float) -> torch.Tensor:
+    """A local search for a smaller-norm zero-loss model of the diagonal family with the same signs a (N = infinity):
+    SLSQP on min ||V||^2 subject to every margin y g >= 1, started at V0 (deterministic), then rescaled to minimum
+    margin exactly 1 (g is 1-homogeneous in V). Only its activation pattern is used: the exact optimum for that
+    pattern is :func:`~feature_learning.theory.icl.pattern_qp`."""
+    from scipy.optimize import minimize
+
+    d, m = V0.shape
+    z, phi, y, _, _ = parity_population_features(d, pairs, gamma)
+    F, Y, an = (z * phi).numpy(), y.numpy(), a.numpy()
+
+    def margins(x):
+        return Y * (np.maximum(F @ x.reshape(m, d).T, 0) @ an)
+
+    def jacobian(x):  # d margin_p / d V[l, h] = y_p a_h 1[pre_ph > 0] F_pl, flattened head by head
+        on = (F @ x.reshape(m, d).T > 0) * an
+        return (Y[:, None, None] * on[:, :, None] * F[:, None, :]).reshape(len(Y), m * d)
+
+    res = minimize(lambda x: x @ x, V0.T.reshape(-1).numpy(), jac=lambda x: 2 * x, method="SLSQP",
+                   constraints=[{"type": "ineq", "fun": lambda x: margins(x) - 1, "jac": jacobian}],
+                   options={"maxiter": 2000, "ftol": 1e-14})
+    return torch.tensor(res.x / margins(res.x).min()).reshape(m, d).T
 
 
 @dataclasses.dataclass
 class MinNorm:
-    norm_construction: float
-    norm_found: float
-    margin_found: float
-    max_loss_found: float
+    nu2: int
+    gamma: float
+    norm_construction: float  # ||W||^2 of g_2*
+    own: theory.PatternQP  # the minimum-norm model with g_2*'s activation pattern, exact
+    found: theory.PatternQP  # the same for the pattern of the local search's model
+    norm_search: float  # the local search's own (float) squared norm
+
+    @staticmethod
+    def certified(q: theory.PatternQP) -> bool:
+        """Feasible (every constraint, hence every margin >= 1, holds exactly) and optimal for its pattern (KKT:
+        multipliers >= 0, stationarity exact)."""
+        return q.slack >= 0 and min(q.multipliers) >= 0 and all(r == 0 for r in q.residual)
 
     @property
     def ratio(self) -> float:
-        return self.norm_found / self.norm_construction
+        """Exact norm of the found pattern's optimum over the construction's; inf unless it is certified feasible."""
+        return float(self.found.norm) / self.norm_construction if self.found.slack >= 0 else math.inf
 
 
 def min_norm_check(size: ICLSizes, nu2: int = 2) -> MinNorm:
-    """The min-norm claim of Theorem 5.5.1 at d = 2^nu2: a zero-loss model of the same diagonal family and signs a
-    with a smaller norm than g_2*."""
+    """The min-norm claim of Theorem 5.5.1 at d = 2^nu2 (k = 2), within the diagonal family and g_2*'s signs a: the
+    exact minimum-norm model among those with g_2*'s activation pattern, and among those with the pattern a local
+    search moves to."""
     gamma = size.parity.gamma
     S1, S2 = parity_task_sets(2**nu2, 2)
     V, a = theory.parity_construction(nu2, gamma, nu2)
-    V_found, norm_found, margin_found = min_norm_diagonal_heads(V, a, S1 + S2, gamma, size.parity.min_norm_steps)
-    loss, _, _ = theory.parity_population(V_found, a, S1 + S2, gamma)
-    return MinNorm(float((V**2).sum()), norm_found, margin_found, float(loss.max()))
+    z, phi, _, _, _ = parity_population_features(2**nu2, S1 + S2, gamma)
+    found = local_min_norm_search(V, a, S1 + S2, gamma)
+    signs = [int(x) for x in a]
+    own = theory.pattern_qp(2**nu2, S1 + S2, gamma, signs, (z * phi) @ V > 1e-12, V)
+    other = theory.pattern_qp(2**nu2, S1 + S2, gamma, signs, (z * phi) @ found > 1e-9, found)
+    return MinNorm(nu2, gamma, float((V**2).sum()), own, other, float((found**2).sum()))
 
 
 @dataclasses.dataclass
@@ -488,17 +676,17 @@ def parity_robustness(size: ICLSizes, run: Run, con: Constructions, flip_M: int 
     """Theorem 5.5.2 at finite context: the projection energies, and the accuracy of g_1*, g_2* on S1 tasks against
     M and against the fraction of flipped context labels."""
     p = size.parity
-    e1, se1 = projection_energy(con.V1, 16, p.energy_prompts, run.generator(7))
-    e2, se2 = projection_energy(con.V2, 16, p.energy_prompts, run.generator(8))
+    e1, se1 = projection_energy(con.V1, ENERGY_M, p.energy_prompts, run.generator("energy", "small"))
+    e2, se2 = projection_energy(con.V2, ENERGY_M, p.energy_prompts, run.generator("energy", "large"))
     models = [(con.V1, con.a1), (con.V2, con.a2)]
     acc, hinge = [], []
-    for j, M in enumerate(p.Ms):
-        a, h = mc_parity_accuracy(models, con.d, con.S1, con.gamma, M, p.prompts, run.generator(10 + j))
+    for M in p.Ms:
+        a, h = mc_parity_accuracy(models, con.d, con.S1, con.gamma, M, p.prompts, run.generator("parity", M))
         acc.append(a), hinge.append(h)
     flip_acc = []
-    for j, f in enumerate(size.flips):
-        a, _ = mc_parity_accuracy(models, con.d, con.S1, con.gamma, flip_M, p.prompts, run.generator(40 + j),
-                                  flip_frac=f)
+    for f in size.flips:
+        a, _ = mc_parity_accuracy(models, con.d, con.S1, con.gamma, flip_M, p.prompts,
+                                  run.generator("parity_flips"), flip_frac=f)  # the same prompts for every f
         flip_acc.append(a)
     return ParityRobustness((e1, e2), (se1, se2), p.Ms, torch.stack(acc), torch.stack(hinge), tuple(size.flips),
                             torch.stack(flip_acc), p.prompts)
@@ -591,10 +779,11 @@ def transformer_scale_sweep(size: ICLSizes, run: Run) -> TransformerSweep:
     t = size.transformer
     prior = tf_prior(t.d)
     acc, params = [], []
-    for k, shape in enumerate(t.shapes):
+    for shape in t.shapes:
         model, _ = train_icl_transformer(tf_config(shape, t), prior, t.tau, t.M, t.steps, t.batch,
-                                         run.generator(60 + k), replicas=t.seeds, lr=t.lr, device=run.device)
-        a, ref = icl_flip_accuracy(model, prior, t.tau, t.M, size.flips, t.eval_prompts, run.generator(70),
+                                         run.generator("tf_train", shape), replicas=t.seeds, lr=t.lr,
+                                         device=run.device)
+        a, ref = icl_flip_accuracy(model, prior, t.tau, t.M, size.flips, t.eval_prompts, run.generator("tf_eval"),
                                    device=run.device)
         acc.append(a.numpy())
         params.append(sum(p[0].numel() for p in model.parameters()))
