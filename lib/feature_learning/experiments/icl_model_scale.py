@@ -245,6 +245,15 @@ def exact_training(size: ICLSizes, run: Run, st: Setting) -> Training:
 
 
 # -- Experiment 1b: online SGD on sampled prompts --------------------------------------------------------------------
+def factor_gradients(WK: torch.Tensor, WQ: torch.Tensor, s: torch.Tensor, xq: torch.Tensor, yq: torch.Tensor):
+    """Gradients of the mean over the batch of (1/2)(s^T W_K^T W_Q x_q - y_q)^2 in W_K and W_Q (..., d, d), for
+    context averages s (..., B, d), queries x_q (..., B, d) and labels y_q (..., B)."""
+    ks, qx = s @ WK.transpose(-1, -2), xq @ WQ.transpose(-1, -2)  # W_K s and W_Q x_q, (..., B, d)
+    err = (ks * qx).sum(-1) - yq
+    B = err.shape[-1]
+    return (err[..., None] * qx).transpose(-1, -2) @ s / B, (err[..., None] * ks).transpose(-1, -2) @ xq / B
+
+
 def train_rank_r_sgd(Q: torch.Tensor, lam: torch.Tensor, N: int, ranks, s: SGDSizes,
                      generator: torch.Generator) -> torch.Tensor:
     """Rank-r attentions y_hat = (1/N) sum_i y_i x_i^T W_K^T W_Q x_q (the LSA of eq. 5.1 with W^KQ_11 = W_K^T W_Q,
@@ -275,10 +284,7 @@ def train_rank_r_sgd(Q: torch.Tensor, lam: torch.Tensor, N: int, ranks, s: SGDSi
         moments["n"] += B
         moments["x"] += (xq.transpose(-1, -2) @ xq - B * moments["x"]) / moments["n"]
         moments["s"] += (sv.transpose(-1, -2) @ sv - B * moments["s"]) / moments["n"]
-        ks, qx = sv @ WK.transpose(-1, -2), xq @ WQ.transpose(-1, -2)  # (R, K, B, d): W_K s and W_Q x_q
-        err = (ks * qx).sum(-1) - yq  # (R, K, B)
-        gQ = (err[..., None] * ks).transpose(-1, -2) @ xq / B
-        gK = (err[..., None] * qx).transpose(-1, -2) @ sv / B
+        gK, gQ = factor_gradients(WK, WQ, sv, xq, yq)
         if step >= tail:
             mean["K"] += WK
             mean["Q"] += WQ
