@@ -331,23 +331,32 @@ def pretraining_loss_mc(size: ICLSizes, run: Run, st: Setting) -> LossMC:
 
 
 def plot_training(exact: Training, sgd: Training, st: Setting):
-    """The attention trained on the exact loss at full rank, in the eigenbasis; the learned diagonal v per rank,
-    exact loss (dots) and SGD (crosses, mean over replicas), against v* (dashes)."""
+    """The full-rank attention in the eigenbasis (exact loss, SGD); the learned diagonal per rank against v*; the
+    errors per rank."""
     series = []
+    x = np.arange(1, st.d + 1)
     for k, r in enumerate(exact.ranks):
-        x = np.arange(1, st.d + 1)
         series.append({"x": x, "y": torch.diagonal(st.eigen(exact.U[k])), "style": "o", "color": f"C{k}",
                        "label": f"r={r}"})
         series.append({"x": x, "y": theory.v_star(st.lam, st.N, r), "style": "k_", "ms": 12})
         if r in sgd.ranks:
             v = torch.diagonal(st.eigen(sgd.U[:, sgd.ranks.index(r)]), dim1=-2, dim2=-1).mean(0)
-            series.append({"x": x + 0.2, "y": v, "style": "x", "color": f"C{k}"})
+            series.append({"x": x + 0.25, "y": v, "style": "x", "color": f"C{k}"})
+    v_err = sgd.v_errors(st)
+    errors = [
+        {"x": exact.ranks, "y": exact.rel_errors, "style": "o-", "label": r"exact loss: $\|U-U^*\|/\|U^*\|$"},
+        {"x": sgd.ranks, "y": v_err.mean(0), "yerr": 2 * v_err.std(0) / v_err.shape[0] ** 0.5, "style": "s-",
+         "label": r"SGD: $\|v-v^*\|/\|v^*\|$"},
+        {"x": sgd.ranks, "y": sgd.rel_errors.mean(0), "style": "x--", "label": r"SGD: $\|U-U^*\|/\|U^*\|$"},
+    ]
     return series_panels([
-        {"matrix": st.eigen(exact.U[-1]), "title": f"Q^T U Q, exact loss, r={exact.ranks[-1]}"},
-        {"matrix": st.eigen(sgd.U[0, -1]), "title": f"Q^T U Q, SGD on prompts, r={sgd.ranks[-1]}"},
-        {"series": series, "xlabel": "eigen-direction i", "yscale": "log",
-         "ylabel": r"$(Q^\top U Q)_{ii}$: exact loss (o), SGD (x), $v_i^*$ (-)"},
-    ], width=4.2)
+        {"matrix": st.eigen(exact.U[-1]), "title": rf"$Q^\top UQ$, exact loss, r={exact.ranks[-1]}"},
+        {"matrix": st.eigen(sgd.U[0, -1]), "title": rf"$Q^\top UQ$, SGD on prompts, r={sgd.ranks[-1]}"},
+        {"series": series, "xlabel": "eigen-direction i", "legend": 6,
+         "ylabel": r"$(Q^\top U Q)_{ii}$: exact (o), SGD (x), $v_i^*$ (-)"},
+        {"series": errors, "xlabel": "rank r", "ylabel": "relative error", "yscale": "log", "hline": 5e-2,
+         "legend": 6},
+    ], width=3.6, height=3.3)
 
 
 # -- Experiment 2: the evaluation risk ------------------------------------------------------------------------------
@@ -733,17 +742,18 @@ def train_icl_transformer(config, prior: torch.Tensor, tau: float, M: int, steps
                           device: torch.device | str = "cpu"):
     """Train small softmax transformers (:class:`~feature_learning.models.transformer.Transformer` on real-valued
     tokens) on the synthetic binary ICL task of :func:`icl_classification_tokens` with the logistic loss on fresh
-    batches (AdamW). ``config.vocab`` must be d+1 and ``config.n_out`` 1. The ``replicas`` (seeds) differ in their
-    initialisation and see the same batches; weights and prompts are drawn on the CPU from ``generator`` and moved to
-    ``device``, so CPU and CUDA runs see the same numbers. Returns (model, history)."""
+    batches (AdamW). ``config.vocab`` must be d+1 and ``config.n_out`` 1. The ``replicas`` (seeds) are independent
+    runs: their own initialisation and their own batches, so that their spread is the seed-to-seed spread. Weights
+    and prompts are drawn on the CPU from ``generator`` and moved to ``device``, so CPU and CUDA runs see the same
+    numbers. Returns (model, history)."""
     from feature_learning.models.transformer import init_transformer
 
     d = prior.shape[0]
     model = init_transformer(config, replicas=replicas, generator=generator, device=device)
 
     def loss_fn(step: int) -> torch.Tensor:
-        tokens, yq = icl_classification_tokens(batch, M, d, prior, tau, generator)
-        tokens, yq = tokens.to(device), yq.to(device)
+        tokens, yq = icl_classification_tokens(replicas * batch, M, d, prior, tau, generator)
+        tokens, yq = tokens.view(replicas, batch, M + 1, d + 1).to(device), yq.view(replicas, batch).to(device)
         logit = model.forward_continuous(tokens)[..., 0]  # (R, B)
         return torch.nn.functional.softplus(-yq * logit).mean(-1).sum()
 

@@ -161,7 +161,9 @@ def series_panels(panels: list[dict], width: float = 4.6, height: float = 3.4) -
             image = ax.imshow(matrix, cmap="RdBu_r", vmin=-bound, vmax=bound)
             fig.colorbar(image, ax=ax, fraction=0.046)
         for s in panel.get("series", []):
-            kwargs = {"label": s.get("label"), "color": s.get("color"), "ms": s.get("ms", 4)}
+            kwargs = {"label": s.get("label"), "ms": s.get("ms", 4)}
+            if s.get("color") is not None:
+                kwargs["color"] = s["color"]
             if s.get("yerr") is not None:
                 ax.errorbar(to_numpy(s["x"]), to_numpy(s["y"]), yerr=to_numpy(s["yerr"]), fmt=s.get("style", "o-"),
                             capsize=2, **kwargs)
