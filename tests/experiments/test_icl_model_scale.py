@@ -101,3 +101,13 @@ def test_train_icl_transformer_learns_and_flip_protocol():
         direct = (torch.sign(model.forward_continuous(tokens)[..., 0]) == yq).double().mean(-1)
     acc1, _ = icl_flip_accuracy(model, prior, 1.0, M, (0.0,), 1000, gen(5))
     assert torch.allclose(acc1[0], direct)
+
+
+def test_best_rank_statistics_read_the_monte_carlo_curve():
+    closed = torch.tensor([[3.0, 2.0, 1.0, 1.01], [3.0, 2.0, 2.5, 4.0]], dtype=torch.float64)
+    mean = torch.tensor([[3.0, 2.0, 1.02, 1.00], [3.1, 2.0, 2.5, 4.0]], dtype=torch.float64)
+    se = torch.full_like(mean, 0.01)
+    tr = ex.Tradeoff((0.0,), [0.0], [1.0], [0.0], (0.0, 1.0), tuple(range(4)), closed, mean, se)
+    assert tr.best_closed == [2, 1] and tr.best_mc == [3, 1]
+    assert abs(tr.ew_z - 10.0) < 1e-9  # (3.1 - 3.0) / 0.01
+    assert abs(tr.best_mc_z - 1.0) < 1e-9  # (1.02 - 1.00) / (0.01 + 0.01); 0 for the second row

@@ -456,6 +456,19 @@ class Tradeoff:
     def best_mc(self) -> list[int]:
         return [int(torch.argmin(row)) for row in self.ew_mean]
 
+    @property
+    def ew_z(self) -> float:
+        """Largest |Monte Carlo - closed form| / standard error of the E_w risk over every (sigma, rank)."""
+        return float(((self.ew_mean - self.ew_closed).abs() / self.ew_se).max())
+
+    @property
+    def best_mc_z(self) -> float:
+        """How far the Monte Carlo risk at the closed form's best rank sits above the Monte Carlo minimum, in
+        standard errors (the two ranks' errors added: conservative under the common random numbers), worst sigma.
+        Zero where the two argmins agree; small where the curve is flat and the Monte Carlo argmin moves."""
+        return max(float((row[b] - row.min()) / (se[b] + se[m]))
+                   for row, se, b, m in zip(self.ew_mean, self.ew_se, self.best_closed, self.best_mc, strict=True))
+
 
 def scale_tradeoff(size: ICLSizes, run: Run, st: Setting, M: int = 16) -> Tradeoff:
     """Theorem 5.4.3's special case (ranks 2 and 6) against sigma, and the risk averaged over w ~ N(0, I) against the
