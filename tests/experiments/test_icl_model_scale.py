@@ -111,3 +111,13 @@ def test_best_rank_statistics_read_the_monte_carlo_curve():
     assert tr.best_closed == [2, 1] and tr.best_mc == [3, 1]
     assert abs(tr.ew_z - 10.0) < 1e-9  # (3.1 - 3.0) / 0.01
     assert abs(tr.best_mc_z - 1.0) < 1e-9  # (1.02 - 1.00) / (0.01 + 0.01); 0 for the second row
+
+
+def test_score_sweep_monte_carlo_matches_and_ignores_the_irrelevant_part():
+    run = start_run("ci", seed=0, device="cpu")
+    size = dataclasses.replace(ex.CI, risk=dataclasses.replace(ex.CI.risk, prompts=4000))
+    sc = ex.score_sweep(size, run, ex.setting(size, run))
+    assert sc.closed.shape == (2, 8) and sc.mean.shape == (2, 8)
+    assert sc.z < 5.0
+    assert sc.irrelevant_low_rank < 1e-20 and float(sc.closed[1, :4].abs().max()) == 0.0
+    assert float(sc.closed[1, 4]) > 0.1

@@ -180,3 +180,14 @@ def test_pattern_qp_is_feasible_and_optimal_by_independent_checks():
     assert abs(float(q.norm) - float((Vq**2).sum())) < 1e-9 and float(q.norm) < 75
     assert abs(pattern_qp_scipy(d, S1 + S2, gamma, a.numpy(), active.numpy(), found) - float(q.norm)) < 1e-5
     assert abs(pattern_qp_scipy(d, S1 + S2, gamma, a.numpy(), ((z * phi) @ V > 1e-12).numpy(), V) - 75) < 1e-5
+
+
+def test_score_energy_is_the_trace_of_the_two_covariances():
+    # E[(a^T U x)^2] = tr(Sigma_a U Sigma_x U^T) for independent centred a, x: an identity independent of the eigenbasis
+    lam = torch.tensor([2.0, 1.5, 1.0, 0.5, 0.25], dtype=torch.float64)
+    Q, _ = torch.linalg.qr(torch.randn(5, 5, generator=torch.Generator().manual_seed(3), dtype=torch.float64))
+    A = torch.tensor([0.0, 1.0, 0.0, 2.0, 0.5], dtype=torch.float64)
+    for r in range(6):
+        U = icl.optimal_U(Q, lam, 16, r)
+        direct = torch.trace(Q @ torch.diag(A) @ Q.T @ U @ Q @ torch.diag(lam) @ Q.T @ U.T)
+        assert abs(float(icl.score_energy(lam, 16, r, A) - direct)) < 1e-12

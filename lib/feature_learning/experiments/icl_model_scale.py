@@ -548,6 +548,58 @@ def plot_flips(fs: FlipSweep):
     ], width=4.5, height=3.2)
 
 
+@dataclasses.dataclass
+class ScoreSweep:
+    """The notes' F10 (an analogue of the source's Figure 5.3): mean square key-query scores x^T U*_r x_q of the
+    relevant (top-eigen) and irrelevant (bottom-eigen) part of a context input, for every rank."""
+
+    ranks: tuple[int, ...]
+    relevant: int  # the relevant part lives in the top ``relevant`` eigen-directions
+    prompts: int
+    closed: torch.Tensor  # (2, ranks): relevant, irrelevant
+    mean: torch.Tensor  # Monte Carlo
+    se: torch.Tensor
+
+    @property
+    def z(self) -> float:
+        """Largest |Monte Carlo - closed form| / standard error where the closed form is not zero."""
+        live = self.closed > 0
+        return float(((self.mean - self.closed).abs()[live] / self.se[live]).max())
+
+    @property
+    def irrelevant_low_rank(self) -> float:
+        """Largest Monte Carlo mean square score of the irrelevant part at ranks r <= relevant (0 in exact
+        arithmetic: U*_r x_q lies in the top-r span)."""
+        return float(self.mean[1, : self.relevant].max())
+
+
+def score_sweep(size: ICLSizes, run: Run, st: Setting, relevant: int = 4) -> ScoreSweep:
+    """x = x_rel + x_irr with x ~ N(0, Lambda) split into its top-``relevant`` and remaining eigen-directions, and a
+    query x_q ~ N(0, Lambda): the mean square scores of each part under U*_r, closed form and Monte Carlo."""
+    ranks, prompts = tuple(range(1, st.d + 1)), size.risk.prompts
+    g = run.generator("scores")
+    z = torch.randn(prompts, st.d, generator=g, dtype=DTYPE) * st.lam.sqrt()  # the context input, eigen-coordinates
+    zq = torch.randn(prompts, st.d, generator=g, dtype=DTYPE) * st.lam.sqrt()
+    top = torch.arange(st.d) < relevant
+    parts = torch.stack([z * top, z * ~top]) @ st.Q.T  # (2, prompts, d) back to input coordinates
+    xq = zq @ st.Q.T
+    Us = st.optimal_Us(ranks)  # (ranks, d, d)
+    scores = torch.einsum("spi,rij,pj->srp", parts, Us, xq) ** 2  # (part, rank, prompt)
+    A = torch.stack([st.lam * top, st.lam * ~top])
+    closed = torch.stack([torch.stack([theory.score_energy(st.lam, st.N, r, a) for r in ranks]) for a in A])
+    return ScoreSweep(ranks, relevant, prompts, closed, scores.mean(-1), scores.std(-1) / prompts**0.5)
+
+
+def plot_scores(sc: ScoreSweep):
+    series = []
+    for k, name in enumerate(("relevant (top-4 directions)", "irrelevant (bottom-4)")):
+        series.append({"x": sc.ranks, "y": sc.closed[k], "style": "-", "color": f"C{k}", "label": name})
+        series.append({"x": sc.ranks, "y": sc.mean[k], "yerr": 2 * sc.se[k], "style": "o", "ms": 3,
+                       "color": f"C{k}"})
+    ylabel = r"$\mathbb{E}(\mathbf{x}^\top U_r^*\mathbf{x}_q)^2$"
+    return series_panels([{"series": series, "xlabel": "rank r", "ylabel": ylabel, "legend": 8}], width=5.2)
+
+
 # -- sparse parity (section 5.5) --------------------------------------------------------------------------------------
 @dataclasses.dataclass
 class Constructions:

@@ -258,6 +258,13 @@ def optimal_U(Q: torch.Tensor, lam: torch.Tensor, N: int, r: int) -> torch.Tenso
     return Q @ torch.diag(v_star(lam, N, r)) @ Q.T
 
 
+def score_energy(lam: torch.Tensor, N: int, r: int, A: torch.Tensor) -> torch.Tensor:
+    """Mean square key-query score E[(a^T U*_r x_q)^2] = sum_{i<=r} A_i v_i*^2 lam_i of a context component
+    a ~ N(0, Q diag(A) Q^T) against a query x_q ~ N(0, Lambda) (the notes' F10, their analogue of the source's
+    Figure 5.3: a component in span(q_{r+1..d}) gets score exactly 0)."""
+    return (A * v_star(lam, N, r) ** 2 * lam).sum()
+
+
 def rank_r_pretraining_loss(lam: torch.Tensor, N: int, r: int) -> torch.Tensor:
     """L_r = tr(Lam)/2 - (1/2) sum_{i<=r} N lam_i^2 / ((N+1) lam_i + tr D) (Lemma 5.1 at U*, derived here)."""
     red = N * lam**2 / ((N + 1) * lam + lam.sum())
