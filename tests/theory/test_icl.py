@@ -191,3 +191,14 @@ def test_score_energy_is_the_trace_of_the_two_covariances():
         U = icl.optimal_U(Q, lam, 16, r)
         direct = torch.trace(Q @ torch.diag(A) @ Q.T @ U @ Q @ torch.diag(lam) @ Q.T @ U.T)
         assert abs(float(icl.score_energy(lam, 16, r, A) - direct)) < 1e-12
+
+
+def test_score_energy_symbolic_matches_the_numeric_closed_form():
+    derived, _ = icl.score_energy_symbolic(3)
+    lam = torch.tensor([2.0, 1.0, 0.5], dtype=torch.float64)
+    A = torch.tensor([0.3, 0.0, 1.7], dtype=torch.float64)
+    v = icl.v_star(lam, 16, 3)
+    values = {sp.Symbol(f"{n}{i + 1}", **kw): float(t[i]) for n, t, kw in
+              (("v", v, {"real": True}), ("A", A, {"positive": True}),
+               ("lambda", lam, {"positive": True})) for i in range(3)}
+    assert abs(float(derived.subs(values)) - float(icl.score_energy(lam, 16, 3, A))) < 1e-12

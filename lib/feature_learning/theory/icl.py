@@ -185,6 +185,24 @@ def eval_risk_symbolic(d: int = 2):
     return sp.expand(derived), sp.expand(closed), (lams, cs, vs, M, sigma, p)
 
 
+def score_energy_symbolic(d: int = 3) -> tuple[sp.Expr, sp.Expr]:
+    """The notes' F10 from Gaussian moments: E[(a^T V z)^2] for V = diag(v) in the eigenbasis, a_i ~ N(0, A_i) and
+    z_i ~ N(0, lam_i) independent (generic diagonal V, d dimensions). Returns (derived, sum_i A_i v_i^2 lam_i)."""
+    a, z = sp.symbols(f"a1:{d + 1}", real=True), sp.symbols(f"z1:{d + 1}", real=True)
+    v = sp.symbols(f"v1:{d + 1}", real=True)
+    A, lam = sp.symbols(f"A1:{d + 1}", positive=True), sp.symbols(f"lambda1:{d + 1}", positive=True)
+    score = sum(ai * vi * zi for ai, vi, zi in zip(a, v, z, strict=True))
+    derived = gauss_expect(score**2, (*a, *z), (*A, *lam))
+    return derived, sum(Ai * vi**2 * li for Ai, vi, li in zip(A, v, lam, strict=True))
+
+
+def score_energy_display() -> sp.Eq:
+    i, r = sp.symbols("i r", integer=True, positive=True)
+    A, v, lam = (sp.IndexedBase(n) for n in ("A", "v^*", "lambda"))
+    lhs = sp.Symbol(r"\mathbb{E}(\mathbf{a}^\top\mathbf{U}_r^*\mathbf{x}_q)^2")
+    return sp.Eq(lhs, sp.Sum(A[i] * v[i] ** 2 * lam[i], (i, 1, r)))
+
+
 def eval_risk_display():
     """Theorem 5.4.2 (c = 1, w = Q(s + xi)) as an indexed SymPy expression for display (p = 0)."""
     i, r, d = sp.symbols("i r d", integer=True, positive=True)
