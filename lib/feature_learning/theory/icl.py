@@ -196,11 +196,11 @@ def score_energy_symbolic(d: int = 3) -> tuple[sp.Expr, sp.Expr]:
     return derived, sum(Ai * vi**2 * li for Ai, vi, li in zip(A, v, lam, strict=True))
 
 
-def score_energy_display() -> sp.Eq:
+def score_energy_display() -> sp.Sum:
+    """sum_{i <= r} A_i v_i*^2 lam_i (indexed, for display; the left-hand side is the glue's label)."""
     i, r = sp.symbols("i r", integer=True, positive=True)
     A, v, lam = (sp.IndexedBase(n) for n in ("A", "v^*", "lambda"))
-    lhs = sp.Symbol(r"\mathbb{E}(\mathbf{a}^\top\mathbf{U}_r^*\mathbf{x}_q)^2")
-    return sp.Eq(lhs, sp.Sum(A[i] * v[i] ** 2 * lam[i], (i, 1, r)))
+    return sp.Sum(A[i] * v[i] ** 2 * lam[i], (i, 1, r))
 
 
 def eval_risk_display():
