@@ -36,7 +36,6 @@ PURE = {"feature_learning.training.losses", "feature_learning.measure.metrics"} 
 # notebook import). Remove an entry when its module goes; the test fails while an entry is stale.
 LEGACY_REEXPORTS = {
     ("feature_learning.models.bias_free_relu", "feature_learning.theory.simplicity_bias"),
-    ("feature_learning.training.truncated_relu", "feature_learning.measure.geometry"),
 }
 
 

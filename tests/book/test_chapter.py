@@ -72,6 +72,16 @@ def test_glue_names_carry_the_prefix_and_timed_glues_seconds(glued, tmp_path, mo
     assert (tmp_path / "test_chapter.json").exists()
 
 
+def test_numpy_and_torch_scalars_are_glued_as_python_numbers(glued):
+    import numpy as np
+    import torch
+
+    ch = open_test_chapter()
+    ch.glue_values({"f": np.float32(0.25), "t": torch.tensor(3), "v": np.arange(2)})
+    assert type(glued["tc_f"]) is float and glued["tc_f"] == 0.25 and type(glued["tc_t"]) is int
+    assert isinstance(glued["tc_v"], np.ndarray)  # arrays are glued as they are
+
+
 def test_close_fails_when_a_claim_fails(glued, tmp_path, monkeypatch):
     monkeypatch.setenv("BOOK_CLAIMS_DIR", str(tmp_path))
     ch = open_test_chapter()

@@ -71,3 +71,12 @@ def test_mass_on_the_circle():
     assert torch.allclose(centres[0, 0], torch.tensor(0.025, dtype=D), atol=1e-12)
     expected = math.atan2(4 * 1.0 + math.sin(3.0), 4 * 0.0 + math.cos(3.0))
     assert torch.allclose(centres[0, 1], torch.tensor(expected, dtype=D), atol=1e-12)
+
+
+def test_best_cosine_per_target():
+    from feature_learning.measure.geometry import best_cosine_per_target
+
+    W = torch.tensor([[[1.0, 0.0], [1.0, 1.0], [0.0, -3.0]]])
+    targets = torch.tensor([[[2.0, 0.0], [0.0, 1.0], [-1.0, 0.0]]])
+    out = best_cosine_per_target(W, targets)
+    assert torch.allclose(out, torch.tensor([[1.0, math.sqrt(0.5), 0.0]], dtype=torch.float64))

@@ -73,3 +73,21 @@ def test_multiclass_probe_is_scikit_learn_and_batches():
     batched = multiclass_probe(torch.stack([xf, xf.flip(-1)]), yf,
                                {"test": (torch.stack([xe, xe.flip(-1)]), ye)}, max_iter=500)
     assert batched["test"].shape == (2,) and batched["test"][0] == pytest.approx(out["test"])
+
+
+def test_ridge_probe_against_numpy_lstsq():
+    import numpy as np
+
+    from feature_learning.measure.probes import ridge_probe
+
+    g = torch.Generator().manual_seed(7)
+    F = torch.randn(2, 300, 5, generator=g, dtype=torch.float64)
+    y = F @ torch.tensor([1.0, 0.0, -1.0, 2.0, 0.5], dtype=torch.float64) + 0.3
+    out = ridge_probe(F, y, F, y, ridge=0.0)
+    for r in range(2):
+        Z = np.hstack([F[r].numpy(), np.ones((300, 1))])
+        coef = np.linalg.lstsq(Z, y[r].numpy(), rcond=None)[0]
+        assert np.allclose(out["w"][r].numpy(), coef[:5], atol=1e-8) and abs(float(out["b"][r]) - coef[5]) < 1e-8
+    assert float(out["mse"].max()) < 1e-16
+    shrunk = ridge_probe(F, y, F, y, ridge=10.0)
+    assert (shrunk["w"].norm(dim=-1) < out["w"].norm(dim=-1)).all()

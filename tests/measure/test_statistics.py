@@ -37,6 +37,23 @@ def test_seed_mean_sd_is_the_sample_sd_and_refuses_one_seed():
     assert np.isnan(seed_mean_sd([1.0])[1])
 
 
+def test_paired_ratio_against_monte_carlo():
+    from feature_learning.measure.statistics import paired_ratio
+
+    rng = np.random.default_rng(0)
+    n = 400
+    b = rng.random(n) < 0.9  # a method that answers 90% of prompts
+    a = b & (rng.random(n) < 0.3)  # one that answers about 30% of those
+    ratio, se = paired_ratio(a, b)
+    assert ratio == a.mean() / b.mean()
+    resampled = []
+    for _ in range(2000):  # bootstrap over prompts
+        i = rng.integers(0, n, n)
+        resampled.append(a[i].mean() / b[i].mean())
+    assert abs(se - np.std(resampled)) < 0.1 * se
+    assert all(np.isnan(paired_ratio([1.0, 0.0], [0.0, 0.0])))
+
+
 def test_smallest_step_picks_the_weakest_link_and_its_standard_error():
     from feature_learning.measure.statistics import smallest_step
 

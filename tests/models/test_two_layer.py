@@ -8,8 +8,6 @@ import pytest
 import torch
 
 from feature_learning.models import bias_free_relu as bias_free
-from feature_learning.models import fc_quadratic as fc
-from feature_learning.models import truncated_relu as truncated
 from feature_learning.models.two_layer import (
     TwoLayerNet,
     init_aligned,
@@ -91,17 +89,21 @@ def test_torch_default_without_bias_draws_as_bias_free_relu_to_the_last_bit():
     assert net.W.abs().max() <= bound
 
 
-def test_symmetric_gaussian_reproduces_symmetric_init_and_outputs_zero():
+def test_symmetric_gaussian_draws_w_b_a_in_order_and_outputs_zero():
     kw = dict(sigma_w=0.5, sigma_b=0.1, sigma_a=1.0)
     for dtype in (D, torch.float32):
-        old = truncated.symmetric_init(2, 6, 8, generator=gen(5), dtype=dtype, **kw)
         net = init_symmetric_gaussian(2, 8, 12, generator=gen(5), dtype=dtype, **kw)
-        assert torch.equal(net.W, old.W) and torch.equal(net.b, old.b) and torch.equal(net.a, old.a)
+        g = gen(5)  # W, b, a of the 6 base units, in float64, then the mirrored copies (w, b, -a)
+        W, b, a = (s * torch.randn(*shape, generator=g, dtype=D) for s, shape in
+                   ((0.5, (2, 6, 8)), (0.1, (2, 6)), (1.0, (2, 6))))
+        assert torch.equal(net.W, torch.cat([W, W], 1).to(dtype)) and torch.equal(net.b, torch.cat([b, b], 1).to(dtype))
+        assert torch.equal(net.a, torch.cat([a, -a], 1).to(dtype))
         assert net.W.dtype == dtype and net.trained == ("W", "b", "a") and len(net.parameters()) == 3
     net = dataclasses.replace(net.to(dtype=D), noise_std=0.1)
     x = torch.randn(40, 8, generator=gen(6), dtype=D)
     assert net(x).abs().max() < 1e-15
-    assert torch.equal(net.features(x), truncated.hidden(truncated.TwoLayerParams(net.W, net.b, net.a), x, 0.1))
+    pre = x @ net.W.transpose(1, 2) + net.b[:, None, :]
+    assert torch.equal(net.features(x), smoothed_trunc_relu(pre, 0.1))
     with pytest.raises(ValueError):
         init_symmetric_gaussian(1, 3, 7, generator=gen(), **kw)  # odd width
 
@@ -142,23 +144,25 @@ def test_balanced_aligned_and_lecun_reproduce_their_sources():
     assert torch.equal(net.W, V) and torch.equal(net.a, u)
 
     net = init_lecun(2, 6, 5, d_out=4, generator=gen(11))
-    old = fc.init_fc(2, 6, 5, 4, gen(11))
-    assert torch.equal(net.W, old.W) and torch.equal(net.a, old.V.transpose(1, 2))
-    assert torch.equal(net.b, old.b) and torch.equal(net.c, old.c)
+    g = gen(11)  # W ~ N(0, 1/d), then the read-out V (R, classes, m) ~ N(0, 1/m); zero biases
+    W = torch.randn(2, 5, 6, generator=g, dtype=D) / math.sqrt(6)
+    V = torch.randn(2, 4, 5, generator=g, dtype=D) / math.sqrt(5)
+    assert torch.equal(net.W, W) and torch.equal(net.a, V.transpose(1, 2))
+    assert not net.b.any() and not net.c.any()
     x = torch.randn(9, 6, generator=gen(12), dtype=D)
-    assert torch.equal(net(x), fc.fc_quadratic(old, x))
+    assert torch.allclose(net(x), ((x @ W.transpose(1, 2)) ** 2) @ V.transpose(1, 2), rtol=1e-13, atol=1e-14)
     assert len(net.parameters()) == 4 and net.a.is_leaf and net.a.requires_grad
 
 
 # -- the network ------------------------------------------------------------------------------------------------------
-def test_forward_agrees_with_the_truncated_relu_and_bias_free_modules():
-    p = truncated.symmetric_init(2, 4, 6, sigma_w=0.7, sigma_b=0.2, sigma_a=1.0, generator=gen(13))
-    p = truncated.TwoLayerParams(p.W, p.b, p.a + 0.1)  # a non-zero output
-    net = TwoLayerNet(W=p.W, a=p.a, b=p.b, activation="trunc_relu", noise_std=0.05)
+def test_forward_is_the_sum_over_units_and_agrees_with_the_bias_free_module():
+    p = init_symmetric_gaussian(2, 6, 8, sigma_w=0.7, sigma_b=0.2, sigma_a=1.0, generator=gen(13))
+    net = TwoLayerNet(W=p.W, a=p.a + 0.1, b=p.b, activation="trunc_relu", noise_std=0.05)  # a non-zero output
     x = torch.randn(2, 20, 6, generator=gen(14), dtype=D)
-    # the hidden layer is the same computation; the read-out is a matrix product here and a sum there
-    assert torch.equal(net.features(x), truncated.hidden(p, x, 0.05))
-    assert torch.allclose(net(x), truncated.forward(p, x, 0.05), rtol=1e-13, atol=1e-15)
+    # g(x) = sum_i a_i E_xi sigma(<w_i, x> + b_i + xi) (Shi et al., eq. (3)), written out unit by unit
+    pre = torch.einsum("rnd,rid->rni", x, p.W) + p.b[:, None, :]
+    by_units = sum(net.a[:, i, None] * smoothed_trunc_relu(pre[..., i], 0.05) for i in range(8))
+    assert torch.allclose(net(x), by_units, rtol=1e-13, atol=1e-15)
     u, V = bias_free.init_torch_default(2, 5, 3, 1.0, generator=gen(15))
     net = TwoLayerNet(W=V, a=u)
     X = torch.randn(10, 3, generator=gen(16), dtype=D)
@@ -236,15 +240,14 @@ def test_logistic_gradients_are_those_of_bias_free_relu_bit_for_bit():
         logistic_loss_and_grads(TwoLayerNet(W=V, a=u, activation="tanh"), X, y)
 
 
-def test_ntk_model_is_the_linearisation_and_matches_the_truncated_relu_module():
-    p = truncated.symmetric_init(1, 5, 6, sigma_w=0.3, sigma_b=0.05, sigma_a=1.0, generator=gen(26))
-    init = TwoLayerNet(W=p.W, a=p.a, b=p.b, activation="trunc_relu")
+def test_ntk_model_is_the_linearisation_of_the_network():
+    p = init_symmetric_gaussian(1, 6, 10, sigma_w=0.3, sigma_b=0.05, sigma_a=1.0, generator=gen(26))
+    init = TwoLayerNet(W=p.W.detach(), a=p.a.detach(), b=p.b.detach(), activation="trunc_relu")
     delta = TwoLayerNet(*(1e-6 * torch.randn(t.shape, generator=gen(27), dtype=D) for t in (p.W, p.a)),
                         activation="trunc_relu", b=1e-6 * torch.randn(p.b.shape, generator=gen(28), dtype=D))
     x = torch.randn(20, 6, generator=gen(29), dtype=D)
-    old = truncated.ntk_forward(p, truncated.TwoLayerParams(delta.W, delta.b, delta.a), x)
-    assert torch.equal(ntk_forward(init, delta, x), old)
-    moved = TwoLayerNet(W=p.W + delta.W, a=p.a + delta.a, b=p.b + delta.b, activation="trunc_relu")
+    moved = TwoLayerNet(W=init.W + delta.W, a=init.a + delta.a, b=init.b + delta.b, activation="trunc_relu")
+    assert not ntk_forward(init, zeros_like(init), x).any()
     assert torch.allclose(moved(x) - init(x), ntk_forward(init, delta, x), atol=1e-10)
     # a smooth activation: the NTK model is the directional derivative (finite differences at two step sizes)
     net = init_torch_default(2, 3, 4, activation="tanh", generator=gen(30), dtype=D)
@@ -269,6 +272,25 @@ def test_normalized_margin_matches_bias_free_relu():
     # homogeneity: scaling every weight by s scales h by s^2 and ||theta||^2 by s^2
     net = TwoLayerNet(W=3 * V, a=3 * u)
     assert torch.allclose(normalized_margin(net, X, y), ref, rtol=1e-13, atol=0)
+
+
+# -- dissertation ch. 3: the four-block symmetric initialisation (3.9) ----------------------------------------------
+def test_four_blocks_output_zero_and_structure():
+    from feature_learning.models.two_layer import init_symmetric_damian, init_symmetric_sign, symmetric_four_blocks
+
+    net = init_symmetric_gaussian(3, 5, 8, sigma_w=1.0, sigma_a=1.0, bias=-0.7, blocks=4, activation="relu",
+                                  trained=("W", "a"), generator=gen(1))
+    x = torch.randn(50, 5, generator=gen(2), dtype=D)
+    assert net(x).abs().max() < 1e-14
+    W, b, a = symmetric_four_blocks(net.W[:, :2], net.b[:, :2], net.a[:, :2])
+    assert torch.equal(W, net.W) and torch.equal(b, net.b) and torch.equal(a, net.a)
+    sign = init_symmetric_sign(2, 7, 12, bias_levels=3, generator=gen(3))
+    assert set(sign.W.unique().tolist()) == {-1.0, 1.0} and set(sign.a.abs().unique().tolist()) == {1.0}
+    levels = {round(v * 3) for v in (-sign.b[:, :3]).flatten().tolist()}
+    assert levels <= {-2, -1, 0, 1, 2}
+    assert sign(x[:, :5].repeat(1, 2)[:, :7]).abs().max() < 1e-14
+    dam = init_symmetric_damian(2, 400, 4000, generator=gen(4))
+    assert (dam.b == 0).all() and abs(float(dam.W.detach().pow(2).sum(-1).mean()) - 1) < 0.02
 
 
 def test_fixed_output_init_is_eq_2_of_zhang_et_al():

@@ -21,6 +21,10 @@ VISIBLE_PROSE_JS = """() => {
        .forEach(e => e.remove());
   return clone.innerText;
 }"""
+# The navigation (sidebar table of contents, page header) shows chapter titles as text: no TeX in them either.
+NAVIGATION_JS = """() => [...document.querySelectorAll('.bd-sidebar-primary, .bd-header-article, nav')]
+  .map(e => { const c = e.cloneNode(true); c.querySelectorAll('mjx-container, script').forEach(x => x.remove());
+              return c.innerText; }).join('\\n')"""
 RAW_TEX = re.compile(r"\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|\$[^$\s][^$\n]{0,200}?[^$\s\\]\$")
 
 
@@ -55,6 +59,8 @@ def test_chapter_page_reads_as_a_reader_sees_it(page, site_url, chapter, screens
     assert page.locator("mjx-merror").count() == 0, "MathJax reported errors"
     raw = RAW_TEX.findall(page.evaluate(VISIBLE_PROSE_JS))
     assert not raw, f"untypeset TeX in the prose: {raw[:5]}"
+    raw = RAW_TEX.findall(page.evaluate(NAVIGATION_JS))
+    assert not raw, f"TeX in the navigation (a chapter title with math?): {raw[:5]}"
     images = page.locator("main img")
     assert images.count() > 0, "the chapter shows no figure"
     sizes = page.evaluate("() => [...document.querySelectorAll('main img')].map(i => [i.src, i.naturalWidth])")

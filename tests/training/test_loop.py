@@ -1,6 +1,7 @@
 """training/loop.py: the one loop reproduces the hand-written trainers it replaces (bit for bit with "gd"), trains
 replicas independently, freezes a group with lr 0, and logs where it is asked to."""
 
+import dataclasses
 import io
 import math
 
@@ -9,10 +10,13 @@ import torch
 
 from feature_learning.measure import metrics
 from feature_learning.models import bias_free_relu as bias_free
-from feature_learning.models import truncated_relu as truncated
-from feature_learning.models.two_layer import TwoLayerNet, init_torch_default, logistic_loss_and_grads
+from feature_learning.models.two_layer import (
+    TwoLayerNet,
+    init_symmetric_gaussian,
+    init_torch_default,
+    logistic_loss_and_grads,
+)
 from feature_learning.training import loop
-from feature_learning.training import truncated_relu as old_trainer
 from feature_learning.training.gradient_descent import gradient_descent
 from feature_learning.training.loop import (
     OptimConfig,
@@ -37,26 +41,32 @@ def _sparse_problem(R=2, n=40, d=6, seed=0):
     return x, y
 
 
-def test_gd_with_groups_is_the_hand_loop_of_train_stage_bit_for_bit():
-    """(a) per-group step sizes, weight decay 2 lambda on W and a (none on b): w <- (1 - 2 eta lambda) w - eta g."""
+def test_gd_with_groups_is_a_hand_written_loop_bit_for_bit():
+    """(a) per-group step sizes, weight decay 2 lambda on W and a (none on b): w <- (1 - 2 eta lambda) w - eta g,
+    against the loop written out (mini-batches drawn with replacement by the same generator)."""
     x, y = _sparse_problem()
-    p0 = truncated.symmetric_init(2, 5, 6, sigma_w=0.5, sigma_b=0.1, sigma_a=0.5, generator=gen(1))
-    cfg = old_trainer.StageConfig(steps=9, batch=8, eta_w=0.2, eta_b=0.05, eta_a=0.7, lam=0.03)
-    old, _ = old_trainer.train_stage(p0, x, y, cfg, gen(2))
+    start = init_symmetric_gaussian(2, 6, 10, sigma_w=0.5, sigma_b=0.1, sigma_a=0.5, generator=gen(1), dtype=D)
+    eta_w, eta_b, eta_a, lam, steps = 0.2, 0.05, 0.7, 0.03, 9
 
-    W, b, a = (t.clone().requires_grad_(True) for t in p0.tensors())
-    groups = [{"params": [W], "lr": cfg.eta_w, "weight_decay": 2 * cfg.lam},
-              {"params": [b], "lr": cfg.eta_b},
-              {"params": [a], "lr": cfg.eta_a, "weight_decay": 2 * cfg.lam}]
-    batch = batches_with_replacement(40, cfg.batch, gen(2))
+    hand = start.detached()
+    draw = gen(2)
+    for _ in range(steps):
+        idx = torch.randint(0, 40, (8,), generator=draw)
+        gW, gb, ga = torch.autograd.grad(hinge(hand(x[:, idx]), y[:, idx]).mean(-1).sum(), [hand.W, hand.b, hand.a])
+        with torch.no_grad():
+            hand = dataclasses.replace(hand, W=(1.0 - eta_w * 2 * lam) * hand.W - eta_w * gW, b=hand.b - eta_b * gb,
+                                       a=(1.0 - eta_a * 2 * lam) * hand.a - eta_a * ga).detached()
+
+    net = start.detached()
+    batch = batches_with_replacement(40, 8, gen(2))
 
     def loss_fn(step):
         idx = batch(step)
-        out = truncated.forward(truncated.TwoLayerParams(W, b, a), x[..., idx, :])
-        return hinge(out, y[..., idx]).mean(-1).sum()
+        return hinge(net(x[:, idx]), y[:, idx]).mean(-1).sum()
 
-    train([*groups], loss_fn, OptimConfig(cfg.steps, 1.0, optimizer="gd", warmup=0))
-    assert torch.equal(W, old.W) and torch.equal(b, old.b) and torch.equal(a, old.a)
+    groups = net.param_groups(lr={"W": eta_w, "b": eta_b, "a": eta_a}, weight_decay={"W": 2 * lam, "a": 2 * lam})
+    train(groups, loss_fn, OptimConfig(steps, 1.0, optimizer="gd", warmup=0))
+    assert torch.equal(net.W, hand.W) and torch.equal(net.b, hand.b) and torch.equal(net.a, hand.a)
 
 
 def test_sgd_weight_decay_is_the_penalty_lambda_norm_squared():
@@ -168,6 +178,13 @@ def test_logging_steps_and_argument_checks():
         train([{"params": [w], "momentum": 0.9}], lambda s: w.sum(), OptimConfig(3, 0.1))
     with pytest.raises(ValueError):
         OptimConfig(3, 0.1, optimizer="lbfgs")
+
+
+def test_stop_ends_the_loop_and_records_the_last_step():
+    w = torch.zeros(1, requires_grad=True)
+    hist = train([w], lambda s: w.sum(), OptimConfig(100, 0.1, optimizer="gd", warmup=0), log_every=4,
+                 log_fn=lambda s: {"w": w.clone()}, stop=lambda done: w.item() <= -0.55)
+    assert hist["step"].tolist() == [0, 4, 6] and hist["w"][-1, 0].item() == pytest.approx(-0.6)
 
 
 def test_samplers():

@@ -5,7 +5,6 @@ import math
 import pytest
 import torch
 
-from feature_learning.models import truncated_relu as truncated
 from feature_learning.training.losses import (
     balance_and_confidence,
     cross_entropy,
@@ -31,11 +30,14 @@ def test_binary_losses_by_definition():
     assert logistic(torch.tensor([800.0], dtype=D), torch.tensor([-1.0], dtype=D)).item() == pytest.approx(800.0)
 
 
-def test_hinges_agree_with_the_truncated_relu_module_in_its_argument_order():
+def test_hinges_in_prediction_target_order_by_their_formulas():
     out = torch.randn(3, 50, generator=gen(1), dtype=D)
     y = torch.where(torch.rand(3, 50, generator=gen(2)) < 0.2, 1.0, -1.0).to(D)
-    assert torch.equal(hinge(out, y).mean(-1), truncated.hinge(y, out))
-    assert torch.equal(weighted_hinge(out, y).mean(-1), truncated.weighted_hinge(y, out))
+    assert torch.equal(hinge(out, y), torch.clamp(1 - y * out, min=0))
+    pos = (y > 0).to(D)
+    share = pos.mean(-1, keepdim=True)
+    alpha = torch.where(y > 0, 1 / (2 * share), 1 / (2 * (1 - share)))
+    assert torch.allclose(weighted_hinge(out, y), alpha * torch.clamp(1 - y * out, min=0), rtol=1e-15, atol=0)
 
 
 def test_weighted_hinge_weighs_the_classes_equally():

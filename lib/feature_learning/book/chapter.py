@@ -72,9 +72,12 @@ class Chapter:
         return f"{self.prefix}_{name}"
 
     def glue(self, name: str, value: Any) -> None:
-        """Glue ``value`` as ``<prefix>_<name>`` (not displayed in the cell)."""
+        """Glue ``value`` as ``<prefix>_<name>`` (not displayed in the cell); a NumPy or torch scalar is glued as the
+        Python number it holds, so that ``{glue:text}`name:.2f``` can format it."""
         from myst_nb import glue
 
+        if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
+            value = value.item()
         glue(self.key(name), value, display=False)
 
     def glue_values(self, values: Mapping[str, Any]) -> None:

@@ -63,6 +63,24 @@ class NeedleVocab:
     def is_needle(self, tokens: torch.Tensor) -> torch.Tensor:
         return (tokens >= self.needle0) & (tokens < self.value0)
 
+    def name(self, token: int) -> str:
+        """A readable name: <bos>, <ask>, <end>, "." for filler, KEY3, [3:7] for the needle (key 3, value 7), VAL7."""
+        special = {self.PAD: "<pad>", self.BOS: "<bos>", self.ASK: "<ask>", self.END: "<end>"}
+        if token in special:
+            return special[token]
+        if self.filler0 <= token < self.qkey0:
+            return "."
+        if self.qkey0 <= token < self.needle0:
+            return f"KEY{token - self.qkey0}"
+        if self.needle0 <= token < self.value0:
+            key, value = divmod(token - self.needle0, self.n_values)
+            return f"[{key}:{value}]"
+        return f"VAL{token - self.value0}"
+
+    def text(self, tokens) -> str:
+        """The names of a sequence of token ids, separated by spaces."""
+        return " ".join(self.name(int(t)) for t in tokens)
+
 
 @dataclasses.dataclass(frozen=True)
 class NeedlePrompts:

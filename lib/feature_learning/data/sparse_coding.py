@@ -33,8 +33,6 @@ import math
 
 import torch
 
-from feature_learning.data.bases import orthonormal_dictionary  # noqa: F401  (kept importable from here)
-
 LAWS = ("parity_mixture", "uniform", "bernoulli")
 
 

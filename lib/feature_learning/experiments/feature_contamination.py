@@ -691,8 +691,8 @@ def run_digits_distillation(size: ContaminationSizes, activation: str, splits, g
     two-layer net 100 -> width -> teacher_dim (``activation``, biases, PyTorch init) trained by MSE to the teacher
     on ID images (fresh border noise each batch; AdamW). Multinomial logistic probes
     (:func:`~feature_learning.measure.probes.multiclass_probe`) are fitted on ID training representations and scored
-    on ID and OOD test images. ``splits``: the (train, test) digits of :func:`~feature_learning.data.digits.
-    digit_splits`; ``generator`` draws the student, its batches and the borders."""
+    on ID and OOD test images. ``splits``: the (train, test) digits of
+    :func:`~feature_learning.data.digits.digit_splits`; ``generator`` draws the student, its batches and the borders."""
     dg = size.digits
     train_split, test_split = splits
     mean = train_split.digits.mean(0)

@@ -1,55 +1,556 @@
-"""Sizes and recipes of the chapter "Early layers find the gems (GemFilter)" (dissertation ch. 9, appendix G)."""
+"""The chapter "Early layers find the gems (GemFilter)" (dissertation ch. 9, appendix G): sizes, the trainer of the
+needle decoder, the layer-by-layer localisation, and the runs the notebook calls, each returning what the prose and
+the claims read.
+
+The toy: a rotary decoder (:mod:`feature_learning.models.rope_decoder`) trained from scratch on synthetic
+needle-in-a-haystack prompts (:mod:`feature_learning.data.needle_haystack`); GemFilter and its baselines come from
+:mod:`feature_learning.inference.token_selection`, the prompt-phase timings from :mod:`feature_learning.measure.timing`,
+Theorem 9.3 and the source's tables from :mod:`feature_learning.theory.gemfilter`.
+"""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import math
+import time
 
+import numpy as np
 import torch
+import torch.nn.functional as F
 
-from feature_learning.book.profiles import by_profile
-from feature_learning.models.rope_decoder import DecoderConfig, RopeDecoder
-from feature_learning.training.needle import NeedleTraining
+from feature_learning.book.profiles import Run, by_profile, override
+from feature_learning.data.needle_haystack import NeedleVocab, needle_prompts
+from feature_learning.inference.generation import generate_greedy
+from feature_learning.inference.token_selection import (
+    gemfilter_generate,
+    gemfilter_select,
+    head_row_logits,
+    min_distance,
+    one_run_generate,
+    select_tokens,
+    snapkv_generate,
+    top_k_listing_as_printed,
+)
+from feature_learning.measure.metrics import exact_match
+from feature_learning.measure.timing import TimingRow, prompt_phase_profile
+from feature_learning.models.rope_decoder import CausalLM, DecoderConfig, RopeDecoder
+from feature_learning.plotting import panel_row
+from feature_learning.plotting.attention import position_rows
+from feature_learning.plotting.curves import line_panel, line_panels
+from feature_learning.plotting.grids import heatmap_panels
+from feature_learning.training.loop import OptimConfig, train
+
+# -- training ----------------------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class NeedleTraining:
+    """AdamW on the answer tokens of needle prompts, trained to convergence.
+
+    Each step draws one haystack length n ~ U{n_min..n_max} and one prompt layout for the whole batch, so a batch
+    needs no padding. Mixing the key-last layout (the question token last: one layer can match it against the
+    needles) with the ask-last layout (question first, a fixed cue last: the cue must fetch the key before it can
+    match) is a curriculum: on ask-last prompts alone the model sits on a plateau at about 1/4 (a random needle's
+    value) for thousands of steps, the classic plateau before attention layers compose. How long the plateau lasts
+    differs between seeds, so the rate stays constant (after a warm-up) until the training batches are answered
+    (mean exact match over the last ``window`` steps >= ``target``), then decays to zero on a cosine over
+    ``cooldown`` steps, and training stops there; ``steps`` is the most it may take."""
+
+    steps: int  # the most steps
+    batch: int = 64
+    n_min: int = 4
+    n_max: int = 64
+    n_needles: int = 4
+    layouts: tuple[str, ...] = ("key_last", "ask_last")  # one drawn uniformly per step
+    lr: float = 3e-3
+    warmup: int = 50
+    target: float = 0.98  # training-batch exact match that ends the constant-rate phase (the notes' target)
+    window: int = 100
+    cooldown: int = 300
+    clip_norm: float = 1.0
+    log_every: int = 25
+
+
+class Convergence:
+    """The rate factor and stopping rule of :class:`NeedleTraining`: 1 until the running exact match reaches the
+    target, then a cosine decay to 0 over ``cooldown`` steps, then stop."""
+
+    def __init__(self, target: float, window: int, cooldown: int):
+        self.target, self.cooldown = target, cooldown
+        self.recent: collections.deque[float] = collections.deque(maxlen=window)
+        self.converged_at: int | None = None  # the step after which the decay starts
+
+    def observe(self, step: int, exact: float) -> None:
+        self.recent.append(exact)
+        full = len(self.recent) == self.recent.maxlen
+        if self.converged_at is None and full and sum(self.recent) / len(self.recent) >= self.target:
+            self.converged_at = step + 1
+
+    def factor(self, step: int) -> float:
+        if self.converged_at is None:
+            return 1.0
+        progress = min(1.0, max(0.0, (step - self.converged_at) / self.cooldown))
+        return 0.5 * (1 + math.cos(math.pi * progress))
+
+    def done(self, steps_done: int) -> bool:
+        return self.converged_at is not None and steps_done >= self.converged_at + self.cooldown
+
+
+def answer_loss(model: RopeDecoder, tokens: torch.Tensor, answer: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Teacher-forced cross-entropy of the answer tokens [VAL v*] [END] (the prompt's last position predicts the
+    value, the value position predicts END: only the answer is supervised, as in instruction tuning) and the
+    exact-match rate of the greedy answer."""
+    inputs = torch.cat([tokens, answer[:, :-1]], dim=1)
+    logits = model(inputs, last=answer.shape[1])  # the positions that predict the answer tokens
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), answer.reshape(-1))
+    exact = exact_match(logits.argmax(-1), answer).float().mean()
+    return loss, exact
+
+
+def train_needle_decoder(model: RopeDecoder, recipe: NeedleTraining, generator: torch.Generator,
+                         device: torch.device | str = "cpu") -> tuple[dict[str, torch.Tensor], int | None]:
+    """Train ``model`` in place with AdamW, gradient clipping and the :class:`Convergence` rule.
+
+    Returns the history of the training loss and exact-match rate of the current batch (logged every
+    ``recipe.log_every`` steps; the value logged at step s is from the batch of step s - 1; the last record is at
+    the step where training stopped) and the step at which the training batches were answered (None if never)."""
+    vocab: NeedleVocab = model.config.vocab
+    last = {"loss": torch.tensor(float("nan")), "exact": torch.tensor(float("nan"))}
+    convergence = Convergence(recipe.target, recipe.window, recipe.cooldown)
+
+    def loss_fn(step: int) -> torch.Tensor:
+        n = int(torch.randint(recipe.n_min, recipe.n_max + 1, (1,), generator=generator))
+        layout = recipe.layouts[int(torch.randint(len(recipe.layouts), (1,), generator=generator))]
+        batch = needle_prompts(vocab, recipe.batch, n, generator, n_needles=recipe.n_needles, layout=layout)
+        loss, exact = answer_loss(model, batch.tokens.to(device), batch.answer.to(device))
+        last["loss"], last["exact"] = loss.detach(), exact.detach()
+        convergence.observe(step, float(exact))
+        return loss
+
+    model.train()
+    config = OptimConfig(steps=recipe.steps, lr=recipe.lr, weight_decay=0.0, betas=(0.9, 0.999),
+                         warmup=recipe.warmup, schedule=convergence.factor, clip_norm=recipe.clip_norm)
+    history = train(list(model.parameters()), loss_fn, config, log_every=recipe.log_every,
+                    log_fn=lambda step: dict(last), stop=convergence.done)
+    model.eval()
+    return history, convergence.converged_at
+
+
+# -- sizes -------------------------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class GridSizes:
+    """The accuracy heatmaps over haystack length and needle depth (the analogue of Fig. 9.4)."""
+
+    lengths: tuple[int, ...]  # haystack lengths n (training used n <= training.n_max)
+    depths: int  # needle depths, evenly spaced in [0, 1] (the source: 10)
+    prompts: int  # prompts per (length, depth) cell
+
+
+@dataclasses.dataclass(frozen=True)
+class ProbeSizes:
+    """The prompts of the layer-by-layer study and the ablations: one haystack length, every depth."""
+
+    length: int
+    depths: int
+    prompts: int  # per depth
+
+
+@dataclasses.dataclass(frozen=True)
+class TimingSizes:
+    lengths: tuple[int, ...]  # prompt lengths of the time and memory measurement
+    repeats: int  # each phase is timed as the fastest of this many calls
+    generated: int = 2  # tokens generated before the KV caches are counted (t of Theorem 9.3)
 
 
 @dataclasses.dataclass(frozen=True)
 class GemFilterSizes:
     model: DecoderConfig
     training: NeedleTraining
-    lengths: tuple[int, ...]  # haystack lengths n of the accuracy heatmaps (training used n <= training.n_max)
-    depths: int  # needle depths, evenly spaced in [0, 1] (the source: 10)
-    prompts: int  # prompts per (length, depth) cell
-    probe_length: int  # haystack length of the layer-by-layer and ablation experiments
-    probe_prompts: int  # prompts per depth in those experiments
+    grid: GridSizes
+    probe: ProbeSizes
     k: int  # tokens kept by GemFilter, SnapKV, One-Run
     k_sweep: tuple[int, ...]
     snapkv_window: int  # SnapKV's observation window (the source: 32 of 1024)
-    timing_lengths: tuple[int, ...]  # prompt lengths of the time and memory measurement
-    timing_repeats: int
+    timing: TimingSizes
 
 
-SIZES = {
-    "ci": GemFilterSizes(
-        model=DecoderConfig(), training=NeedleTraining(steps=600), lengths=(16, 32, 64, 128), depths=5, prompts=8,
-        probe_length=64, probe_prompts=24, k=16, k_sweep=(4, 8, 16, 32), snapkv_window=4,
-        timing_lengths=(128, 1024, 4096), timing_repeats=3),
-    "book": GemFilterSizes(
-        model=DecoderConfig(), training=NeedleTraining(steps=1500), lengths=(16, 32, 48, 64, 96, 128), depths=10,
-        prompts=16, probe_length=64, probe_prompts=32, k=16, k_sweep=(4, 8, 16, 24, 32), snapkv_window=4,
-        timing_lengths=(128, 512, 1024, 2048, 4096, 8192), timing_repeats=3),
-    "full": GemFilterSizes(
-        model=DecoderConfig(n_layers=6, d_model=128, n_heads=8),
-        training=NeedleTraining(steps=4000, n_max=128), lengths=(16, 32, 64, 96, 128, 192, 256), depths=10,
-        prompts=32, probe_length=128, probe_prompts=32, k=32, k_sweep=(8, 16, 32, 48, 64),
-        snapkv_window=8, timing_lengths=(128, 512, 2048, 8192, 16384, 32768), timing_repeats=3),
-}
+BOOK = GemFilterSizes(
+    model=DecoderConfig(),
+    training=NeedleTraining(steps=4000),
+    grid=GridSizes(lengths=(16, 32, 48, 64, 96, 128), depths=10, prompts=16),
+    probe=ProbeSizes(length=64, depths=10, prompts=48),  # 480 prompts: two se of a 0.03 gap is about 0.015
+    k=16,
+    k_sweep=(4, 8, 16, 24, 32),
+    snapkv_window=4,
+    timing=TimingSizes(lengths=(128, 512, 1024, 2048, 4096, 8192), repeats=3),
+)
+CI = override(
+    BOOK,
+    training={"batch": 32, "cooldown": 200},  # CI time: half the batch per step, a shorter decay
+    grid={"lengths": (16, 32, 64, 128), "depths": 5, "prompts": 24},  # CI time: fewer cells, more prompts in each
+    timing={"lengths": (128, 1024, 4096)},  # the growth of the speed-up shows by 4096 tokens
+)
+FULL = override(
+    BOOK,
+    model=DecoderConfig(n_layers=6, d_model=128, n_heads=8),  # a deeper model: more room for the three stages
+    training={"steps": 8000, "n_max": 128},
+    grid={"lengths": (16, 32, 64, 96, 128, 192, 256), "prompts": 32},
+    probe={"length": 128},
+    k=32,
+    k_sweep=(8, 16, 32, 48, 64),
+    snapkv_window=8,
+    timing={"lengths": (128, 512, 2048, 8192, 16384, 32768)},  # a GPU's lengths
+)
+SIZES = {"ci": CI, "book": BOOK, "full": FULL}
 
 
 def sizes(profile: str) -> GemFilterSizes:
     return by_profile(profile, SIZES)
 
 
+# -- the trained decoder -----------------------------------------------------------------------------------------------
+
+
 def new_model(config: DecoderConfig, seed: int, device: torch.device | str = "cpu") -> RopeDecoder:
-    """A freshly initialised decoder; the initialisation draws from its own seeded stream, not the global one."""
+    """A freshly initialised decoder; the initialisation draws from its own seeded stream (``seed``, e.g.
+    ``run.stream_seed("init")``), not from the global one."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return RopeDecoder(config).to(device)
+
+
+@dataclasses.dataclass
+class Trained:
+    model: RopeDecoder
+    initial: dict[str, torch.Tensor]  # the weights before training
+    history: dict[str, torch.Tensor]  # step, loss and exact match of the training batches
+    converged_at: int | None  # the step at which the training batches were answered (the decay started)
+    seconds: float
+
+    @property
+    def steps(self) -> int:
+        return int(self.history["step"][-1])
+
+
+def train_decoder(size: GemFilterSizes, run: Run) -> Trained:
+    """Initialise and train the needle decoder of the chapter (section "A needle in a synthetic haystack")."""
+    model = new_model(size.model, run.stream_seed("init"), run.device)
+    initial = {name: value.detach().clone() for name, value in model.state_dict().items()}
+    start = time.perf_counter()
+    history, converged_at = train_needle_decoder(model, size.training, run.generator("training"), run.device)
+    return Trained(model, initial, history, converged_at, time.perf_counter() - start)
+
+
+def training_figure(history: dict[str, torch.Tensor], converged_at: int | None = None):
+    """Loss and exact-match rate of the training batches, with the one-of-four-needles plateau and the step at
+    which the batches were answered (the decay of the rate starts there)."""
+    steps = history["step"][1:]
+    return line_panels([
+        dict(x=steps, series={"_loss": (history["loss"][1:], "-")}, xlabel="step",
+             ylabel="training loss (answer tokens)", logy=True, vline=converged_at),
+        dict(x=steps, series={"_exact": (history["exact"][1:], "-")}, xlabel="step", vline=converged_at,
+             ylabel="exact match, training batch", hlines={"one of four needles": (0.25, ":")}, ylim=(0, 1.02)),
+    ])
+
+
+# -- probe prompts and the layer-by-layer study ------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Probe:
+    """Prompts of one haystack length with the needle at every depth of a grid (``prompts`` per depth)."""
+
+    tokens: torch.Tensor  # (B, T)
+    answer: torch.Tensor  # (B, 2)
+    needle_pos: torch.Tensor  # (B,)
+
+    def __len__(self) -> int:
+        return self.tokens.shape[0]
+
+
+def probe_set(vocab: NeedleVocab, probe: ProbeSizes, generator: torch.Generator, layout: str = "ask_last",
+              device: torch.device | str = "cpu") -> Probe:
+    """``probe.prompts`` prompts per depth of ``probe.depths`` depths evenly spaced in [0, 1], depth by depth."""
+    batches = [needle_prompts(vocab, probe.prompts, probe.length, generator, depth=float(depth), layout=layout)
+               for depth in np.linspace(0, 1, probe.depths)]
+    return Probe(*(torch.cat([getattr(b, field) for b in batches]).to(device)
+                   for field in ("tokens", "answer", "needle_pos")))
+
+
+@dataclasses.dataclass(frozen=True)
+class LayerLocalisation:
+    head_argmax_at_needle: torch.Tensor  # (L, H) fraction of prompts whose head's last-row argmax is the needle
+    argmax_at_needle: torch.Tensor  # (L,) the same for the head-summed logits (GemFilter's scores before pooling)
+    needle_kept: torch.Tensor  # (L,) fraction of prompts whose top-k at that filter layer contains the needle
+    distance: torch.Tensor  # (L, B) min |J - needle| per prompt (Fig. 9.5)
+    last_kept: torch.Tensor  # (L,) fraction of prompts whose top-k keeps the last token
+
+
+@torch.no_grad()
+def localise_by_layer(model: CausalLM, tokens: torch.Tensor, needle_pos: torch.Tensor, k: int, *, pool: int = 5,
+                      score: str = "raw") -> LayerLocalisation:
+    """For every filter layer r = 1..m: where the last row's largest logit falls (per head and summed over heads),
+    and GemFilter's top-k selection (pooled, as in Algorithm 2)."""
+    B, T = tokens.shape
+    heads, summed, kept, dist, last = [], [], [], [], []
+    for layer in range(1, model.n_layers + 1):
+        q, key = model.queries_keys(tokens, layer)  # one pass of the layers below serves every measurement
+        scores = head_row_logits(q, key, torch.full((B,), T - 1, device=q.device))  # (B, H, T)
+        heads.append((scores.argmax(dim=-1) == needle_pos[:, None]).float().mean(0))
+        summed.append((scores.sum(dim=1).argmax(dim=-1) == needle_pos).float().mean())
+        index = select_tokens(q, key, k, pool=pool, score=score).index
+        d = min_distance(index, needle_pos)
+        dist.append(d)
+        kept.append((d == 0).float().mean())
+        last.append((index == T - 1).any(dim=1).float().mean())
+    return LayerLocalisation(torch.stack(heads), torch.stack(summed), torch.stack(kept), torch.stack(dist),
+                             torch.stack(last))
+
+
+# "Accurately locates": GemFilter's kept set at that layer contains the needle (the distance of Fig. 9.5 is 0) in at
+# least 98% of the selection prompts; stricter than the 95% that the chapter then checks on fresh prompts, so that
+# the check is not decided by the noise of the choice.
+LOCATING_SHARE = 0.98
+
+
+def first_locating_layer(kept: np.ndarray, share: float = LOCATING_SHARE) -> int:
+    """The source's rule (section 9.4.3, Fig. 9.5): the first layer (counted from 1) that locates the needle, here
+    whose kept set contains it (distance 0) in at least ``share`` of prompts; the best layer if none does."""
+    locating = [layer for layer, p in enumerate(kept, start=1) if p >= share]
+    return locating[0] if locating else int(np.argmax(kept)) + 1
+
+
+@dataclasses.dataclass
+class Localisation:
+    """Where the last row points, layer by layer (Fig. 9.2, 9.5), for the source's layout and the key-last control,
+    and the filter layer r* chosen by the source's rule on a separate selection set of prompts."""
+
+    ask_last: LayerLocalisation
+    key_last: LayerLocalisation
+    filter_layer: int  # r*: the first locating layer on the selection prompts
+    selection_kept: np.ndarray  # (m,) shares of the selection prompts whose kept set holds the needle
+
+    @property
+    def points(self) -> np.ndarray:
+        return self.ask_last.argmax_at_needle.cpu().numpy()
+
+    @property
+    def points_key_last(self) -> np.ndarray:
+        return self.key_last.argmax_at_needle.cpu().numpy()
+
+    @property
+    def kept(self) -> np.ndarray:
+        return self.ask_last.needle_kept.cpu().numpy()
+
+
+def locate(model: RopeDecoder, selection: Probe, probe: Probe, key_last: Probe, k: int) -> Localisation:
+    """Pick the filter layer r* by the source's rule on ``selection``, and measure every layer on fresh prompts
+    (``probe``, and ``key_last`` for the control), so that the claims about r* are not read off the prompts that
+    chose it."""
+    chosen = localise_by_layer(model, selection.tokens, selection.needle_pos, k).needle_kept.cpu().numpy()
+    ask = localise_by_layer(model, probe.tokens, probe.needle_pos, k)
+    control = localise_by_layer(model, key_last.tokens, key_last.needle_pos, k)
+    return Localisation(ask, control, first_locating_layer(chosen), chosen)
+
+
+def layers_figure(model: RopeDecoder, probe: Probe, loc: Localisation, k: int):
+    """Three panels: one prompt's last-row attention at every layer (Fig. 9.2), the distance from the kept set to
+    the needle (Fig. 9.5), and how often the last row points at the needle (both layouts) or the top-k keeps it."""
+    layers = np.arange(1, model.n_layers + 1)
+    middle = len(probe) // 2
+    rows = torch.stack([torch.softmax(gemfilter_select(model, probe.tokens[[middle]], int(layer), k, pool=1)
+                                      .scores[0], -1) for layer in layers])
+    dist = loc.ask_last.distance.float().cpu().numpy()
+    fig, axes = panel_row(3, 4.3, 3.4)
+    position_rows(axes[0], rows, int(probe.needle_pos[middle]),
+                  title="last-row attention (softmax of head-summed logits)")
+    line_panel(axes[1], layers, {"_distance": (dist.mean(1), dist.std(1) / np.sqrt(dist.shape[1]), "o")},
+               xlabel="filter layer r", ylabel=r"min$_{j\in J}$ |j - needle|", vline=loc.filter_layer,
+               title="distance to the needle (Fig. 9.5)", integer_ticks=True)
+    line_panel(axes[2], layers, {"last row points at needle (ask-last)": (loc.points, "o-"),
+                                 "same, key-last layout": (loc.points_key_last, "s--"),
+                                 f"needle kept in top-{k} (ask-last)": (loc.kept, "^:")},
+               xlabel="layer r", ylabel="fraction of prompts", ylim=(0, 1.05), integer_ticks=True)
+    fig.tight_layout()
+    return fig
+
+
+def head_table(loc: Localisation) -> tuple[list[str], list[list]]:
+    """Columns and rows of the per-head table: how often each head's last-row argmax is the needle, per layer."""
+    heads = loc.ask_last.head_argmax_at_needle.cpu().numpy()
+    columns = ["layer", *(f"head {j + 1}" for j in range(heads.shape[1])), "heads summed"]
+    rows = [[layer, *(f"{v:.2f}" for v in heads[layer - 1]), f"{loc.points[layer - 1]:.2f}"]
+            for layer in range(1, heads.shape[0] + 1)]
+    return columns, rows
+
+
+# -- GemFilter against full attention (Fig. 9.4) ------------------------------------------------------------------
+
+
+def correct(generated: torch.Tensor, answer: torch.Tensor) -> np.ndarray:
+    """(B,) 1.0 where the greedy generation reproduces the whole answer, else 0.0 (per prompt, for paired tests)."""
+    return exact_match(generated, answer).float().cpu().numpy()
+
+
+@dataclasses.dataclass
+class AccuracyGrid:
+    """Per-prompt exact match of All KV and GemFilter over needle depth and haystack length."""
+
+    lengths: tuple[int, ...]
+    depths: np.ndarray
+    full: np.ndarray  # (depths, lengths, prompts) 1.0 where All KV answers
+    gemfilter: np.ndarray  # the same for GemFilter
+    n_max: int  # the longest training haystack
+
+    @property
+    def in_distribution(self) -> np.ndarray:
+        return np.array(self.lengths) <= self.n_max
+
+    def outcomes(self, method: str, in_distribution: bool) -> np.ndarray:
+        """The per-prompt outcomes of one method at the lengths seen in training (or beyond), flattened."""
+        acc = self.full if method == "full" else self.gemfilter
+        mask = self.in_distribution if in_distribution else ~self.in_distribution
+        return acc[:, mask].ravel()
+
+    def mean(self, method: str, in_distribution: bool) -> float:
+        return float(self.outcomes(method, in_distribution).mean())
+
+
+def accuracy_grid(model: RopeDecoder, layer: int, size: GemFilterSizes, run: Run) -> AccuracyGrid:
+    """All KV and GemFilter (filter layer ``layer``, ``size.k`` tokens) over haystack length and needle depth."""
+    grid = size.grid
+    depths = np.linspace(0, 1, grid.depths)
+    full = np.zeros((grid.depths, len(grid.lengths), grid.prompts))
+    gem = np.zeros_like(full)
+    for j, n in enumerate(grid.lengths):
+        for i, depth in enumerate(depths):
+            batch = needle_prompts(size.model.vocab, grid.prompts, n, run.generator("grid", n, i),
+                                   depth=float(depth))
+            tokens, answer = batch.tokens.to(run.device), batch.answer.to(run.device)
+            full[i, j] = correct(generate_greedy(model, tokens, 2)[0], answer)
+            gem[i, j] = correct(gemfilter_generate(model, tokens, layer, size.k, 2)[0], answer)
+    return AccuracyGrid(grid.lengths, depths, full, gem, size.training.n_max)
+
+
+def heatmap_figure(grid: AccuracyGrid, layer: int, k: int):
+    return heatmap_panels({"All KV": grid.full.mean(-1), f"GemFilter (r={layer}, k={k})": grid.gemfilter.mean(-1)},
+                          grid.lengths, [f"{100 * d:.0f}%" for d in grid.depths], xlabel="haystack length n",
+                          ylabel="needle depth", colorbar="exact match", vline=grid.in_distribution.sum() - 0.5)
+
+
+def kept_example(model: RopeDecoder, layer: int, generator: torch.Generator, n: int = 48, k: int = 8,
+                 depth: float = 0.4) -> dict[str, str]:
+    """One prompt, the k tokens GemFilter keeps and its answer, as text (the source's Fig. 9.1 style)."""
+    vocab = model.config.vocab
+    device = next(model.parameters()).device
+    show = needle_prompts(vocab, 1, n, generator, depth=depth)
+    tokens = show.tokens.to(device)
+    out, _, selection = gemfilter_generate(model, tokens, layer, k, 2)
+    return {"prompt": vocab.text(show.tokens[0]), "kept": vocab.text(show.tokens[0, selection.index[0].cpu()]),
+            "answer": vocab.text(out[0]), "expected": vocab.text(show.answer[0])}
+
+
+# -- ablations: filter layer (Table 9.2), row (Fig. G.3), k, baselines (Fig. G.4) ---------------------------------
+# Each returns per-prompt outcomes (1.0 = exact match), so that differences between methods get paired errors.
+
+
+def all_kv_correct(model: RopeDecoder, probe: Probe) -> np.ndarray:
+    return correct(generate_greedy(model, probe.tokens, 2)[0], probe.answer)
+
+
+def gemfilter_correct(model: RopeDecoder, probe: Probe, layer: int, k: int, **options) -> np.ndarray:
+    return correct(gemfilter_generate(model, probe.tokens, layer, k, 2, **options)[0], probe.answer)
+
+
+def filter_layer_sweep(model: RopeDecoder, probe: Probe, k: int) -> np.ndarray:
+    """(m, B) GemFilter's outcomes with every filter layer r = 1..m (Table 9.2's sweep)."""
+    return np.stack([gemfilter_correct(model, probe, layer, k) for layer in range(1, model.n_layers + 1)])
+
+
+def filter_layer_figure(layer_acc: np.ndarray, layer_se: np.ndarray, all_kv: float, table: dict):
+    """Left: our accuracy against the filter layer with standard errors and All KV; right: the source's Table 9.2
+    averages against its (0-based) filter layer."""
+    layers = np.arange(1, len(layer_acc) + 1)
+    source = sorted(table)
+    return line_panels([
+        dict(x=layers, series={"GemFilter": (layer_acc, layer_se, "o-")}, hlines={"All KV": (all_kv, "--")},
+             xlabel="filter layer r", ylabel="exact match", ylim=(0, 1.05), title="our decoder", integer_ticks=True),
+        dict(x=source, series={"_source": ([table[layer][1] for layer in source], "o-")},
+             xlabel="filter layer (0-based, as in the source)", ylabel="LongBench average",
+             title="source: LLaMA 3.1 8B (Table 9.2)"),
+    ], width=5.0)
+
+
+ROW_VARIANTS = {"last row (Algorithm 2)": {"row": "last"}, "middle row": {"row": "middle"},
+                "largest-l2 row": {"row": "l2max"}, "probabilities summed": {"score": "prob"},
+                "no pooling": {"pool": 1}}
+LISTING = "listing as printed (.indices)"
+
+
+def selection_correct(model: RopeDecoder, probe: Probe, index: torch.Tensor) -> np.ndarray:
+    """Outcomes of the full model run afresh on the kept positions ``index`` (B, k), in the order given."""
+    return correct(generate_greedy(model, probe.tokens.gather(1, index), 2)[0], probe.answer)
+
+
+def row_ablation(model: RopeDecoder, probe: Probe, layer: int, k: int) -> dict[str, np.ndarray]:
+    """Which row selects (Fig. G.3), how heads are summed, pooling, and the listing of appendix G.4.1 as printed."""
+    out = {name: selection_correct(model, probe, gemfilter_select(model, probe.tokens, layer, k, **options).index)
+           for name, options in ROW_VARIANTS.items()}
+    scores = gemfilter_select(model, probe.tokens, layer, k).scores
+    out[LISTING] = selection_correct(model, probe, top_k_listing_as_printed(scores, k))
+    return out
+
+
+def k_sweep(model: RopeDecoder, probe: Probe, layer: int, ks: tuple[int, ...]) -> np.ndarray:
+    """(len(ks), B) GemFilter's outcomes for each number of kept tokens."""
+    return np.stack([gemfilter_correct(model, probe, layer, k) for k in ks])
+
+
+def baselines(model: RopeDecoder, probe: Probe, layer: int, k: int, window: int) -> dict[str, np.ndarray]:
+    """Outcomes of All KV, GemFilter, GemFilter-One-Run and SnapKV at the same budget k (Fig. G.4, Fig. 9.4)."""
+    return {
+        "All KV": all_kv_correct(model, probe),
+        "GemFilter": gemfilter_correct(model, probe, layer, k),
+        "GemFilter-One-Run": correct(one_run_generate(model, probe.tokens, layer, k, 2)[0], probe.answer),
+        "SnapKV": correct(snapkv_generate(model, probe.tokens, k, 2, window=window)[0], probe.answer),
+    }
+
+
+# -- time and memory (Theorem 9.3, Fig. 9.3) --------------------------------------------------------------------------
+
+
+def timing(model: RopeDecoder, layer: int, size: GemFilterSizes, run: Run) -> list[TimingRow]:
+    """Prompt-phase time of the full prefill and of GemFilter's selection on one prompt of each timing length."""
+    prompts = [timing_prompt(model.config.vocab, length, run) for length in size.timing.lengths]
+    return prompt_phase_profile(model, prompts, layer, size.k, size.timing.repeats, run.device)
+
+
+def timing_prompt(vocab: NeedleVocab, length: int, run: Run) -> torch.Tensor:
+    """One ask-last prompt of ``length`` tokens (a haystack of length - 3), the needle in the middle."""
+    return needle_prompts(vocab, 1, length - 3, run.generator("timing", length), depth=0.5).tokens.to(run.device)
+
+
+@torch.no_grad()
+def kv_cache_sizes(model: RopeDecoder, tokens: torch.Tensor, layer: int, k: int, generated: int,
+                   window: int) -> dict[str, int]:
+    """Floats in each method's KV cache: after the prompt phase (``generated=0``: the full prefill's cache and
+    GemFilter's second-run prefill of its k kept tokens) or after ``generated`` greedy tokens (then also SnapKV
+    and One-Run)."""
+    if generated == 0:
+        kept = tokens.gather(1, gemfilter_select(model, tokens, layer, k).index)
+        return {"standard": model.prefill(tokens)[1].numel(), "gemfilter": model.prefill(kept)[1].numel()}
+    return {"standard": generate_greedy(model, tokens, generated)[1].numel(),
+            "gemfilter": gemfilter_generate(model, tokens, layer, k, generated)[1].numel(),
+            "snapkv": snapkv_generate(model, tokens, k, generated, window=window)[1].numel(),
+            "one-run": one_run_generate(model, tokens, layer, k, generated)[1].numel()}
+
+
+def speedup_figure(rows: list[TimingRow], limits: dict[str, tuple[float, str]]):
+    """Measured prompt-phase speed-up against the prompt length, with the cost model's limits as guides."""
+    lengths = [row.length for row in rows]
+    return line_panels([dict(x=lengths, series={"measured": ([row.speedup for row in rows], "o-")}, hlines=limits,
+                             xlabel="prompt length", ylabel="prompt-phase speed-up", logx=True, ylim=(0, None),
+                             integer_ticks=True)], width=5.5, height=3.4)

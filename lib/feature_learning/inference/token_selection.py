@@ -80,6 +80,20 @@ def top_k_sorted(scores: torch.Tensor, k: int) -> torch.Tensor:
     return scores.topk(k, dim=-1).indices.sort(dim=-1).values
 
 
+def top_k_listing_as_printed(scores: torch.Tensor, k: int) -> torch.Tensor:
+    """The listing of appendix G.4.1 taken literally: ``torch.sort(top_k_indices).indices``, the permutation that
+    sorts the top-k positions (a reordering of 0..k-1), not the positions: GemFilter would keep the first k tokens,
+    in a scrambled order. For the chapter's erratum; :func:`top_k_sorted` is what the algorithm means."""
+    k = min(k, scores.shape[-1])
+    return torch.sort(scores.topk(k, dim=-1).indices, dim=-1).indices
+
+
+def min_distance(index: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+    """The statistic of the source's Fig. 9.5, min_{j in J} |j - position| for kept positions J = ``index`` (B, k)
+    and one position per prompt (B,), e.g. the needle's: 0 exactly when that position was kept."""
+    return (index - position[:, None]).abs().min(dim=1).values
+
+
 @dataclasses.dataclass(frozen=True)
 class Selection:
     index: torch.Tensor  # (B, k) kept positions in prompt order

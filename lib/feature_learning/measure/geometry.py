@@ -91,3 +91,12 @@ def weighted_centres(V: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         w = mass * (nearest == k)
         out.append(torch.atan2((w * ang.sin()).sum(-1), (w * ang.cos()).sum(-1)))
     return torch.stack(out, dim=-1)
+
+
+def subspace_alignment(W: torch.Tensor, U: torch.Tensor) -> torch.Tensor:
+    """||P_U W||_F / ||W||_F per replica for first-layer weights W (R, m, d) and an orthonormal U (d, r), or one per
+    replica (R, d, r): 1 when every
+    unit lies in span(U), about sqrt(r/d) for isotropic random weights (the alignment after one step on a
+    multi-index target, Damian et al. 2022; dissertation ch. 3, B.5.7)."""
+    inside = (W @ U).pow(2).sum((-1, -2))
+    return (inside / W.pow(2).sum((-1, -2))).sqrt()

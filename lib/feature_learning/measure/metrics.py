@@ -1,7 +1,8 @@
 """Metrics of predictions, one argument order: ``metric(prediction, target)``.
 
-Accuracies, multi-class margins (dissertation ch. 4, Definitions 4.2-4.6), the empirical risk of a per-example loss
-and the first step at which a logged curve reaches a level. Pure functions of tensors: this module imports nothing
+Accuracies (of signs, of argmaxes, of whole generated sequences), multi-class margins (dissertation ch. 4,
+Definitions 4.2-4.6), the empirical risk of a per-example loss and the first step at which a logged curve reaches a
+level. Pure functions of tensors: this module imports nothing
 from the package, so both ``training`` and ``measure`` may use it.
 """
 
@@ -12,15 +13,25 @@ from collections.abc import Callable
 import torch
 
 
-def sign_accuracy(scores: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Fraction of examples (last axis) with sign(score) = y, y in {-1, +1}; a score of 0 counts as wrong (as at a
-    symmetric initialisation). (..., n) -> (...), float64."""
-    return (y * scores > 0).double().mean(-1)
+def sign_accuracy(scores: torch.Tensor, y: torch.Tensor, ties: float = 0.0) -> torch.Tensor:
+    """Fraction of examples (last axis) with sign(score) = y, y in {-1, +1}; a score of 0 counts as ``ties`` of a
+    hit (default wrong, as at a symmetric initialisation; 0.5 scores a silent network as a coin). (..., n) -> (...),
+    float64."""
+    hits = (y * scores > 0).double()
+    if ties:
+        hits = hits + ties * (scores == 0).double()
+    return hits.mean(-1)
 
 
 def argmax_accuracy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """Fraction of argmax hits over the example axis: logits (..., N, C), labels (..., N) or (N,) -> (...), float64."""
     return (logits.argmax(dim=-1) == labels).double().mean(dim=-1)
+
+
+def exact_match(sequences: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """(B,) True where a generated sequence begins with the whole target sequence (B, L): every token right, as for
+    the answer of a needle prompt."""
+    return (sequences[:, : targets.shape[1]] == targets).all(dim=1)
 
 
 def _correct(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

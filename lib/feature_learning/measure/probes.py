@@ -5,6 +5,8 @@ App. E.1; Tsoy & Konstantinov, ICML 2024, Sec. 7; Zhang et al., ICML 2024, Sec. 
   to the optimum of scikit-learn's objective (so the probe is the best classifier of its family, not a
   fixed number of gradient steps);
 * :func:`multiclass_probe`: multinomial logistic regression by scikit-learn (a handful of probes on CPU);
+* :func:`ridge_probe`: least squares with a ridge, batched (the second-layer fit of a regression, dissertation ch. 3,
+  Algorithm 7);
 * :func:`rms_normalize`: the feature scaling of Tsoy & Konstantinov, Sec. 7.
 """
 
@@ -77,6 +79,29 @@ def logistic_probe(F_fit: torch.Tensor, y_fit: torch.Tensor, F_eval: torch.Tenso
 
     return {"accuracy": accuracy(F_eval, y_eval), "fit_accuracy": accuracy(F_fit, y_fit),
             "rms": w[:, :k].pow(2).mean(-1).sqrt(), "w": w[:, :k], "b": w[:, k]}
+
+
+def ridge_probe(F_fit: torch.Tensor, y_fit: torch.Tensor, F_eval: torch.Tensor, y_eval: torch.Tensor,
+                ridge: float) -> dict[str, torch.Tensor]:
+    """Least-squares probes with an unpenalised intercept, batched over the leading axis B: F (B, n, k), y (B, n).
+
+    Minimises (1/n) ||F w + b - y||^2 + ridge * s ||w||^2 with s the mean squared feature entry on the fit set (so
+    ``ridge`` does not depend on the features' scale), by solving the normal equations. Returns the eval and fit
+    mean squared errors ``mse`` and ``fit_mse`` (B,), ``w`` (B, k) and ``b`` (B,)."""
+    B, n, k = F_fit.shape
+    Z = torch.cat([F_fit, torch.ones(B, n, 1, dtype=F_fit.dtype, device=F_fit.device)], dim=-1)
+    gram = Z.transpose(-1, -2) @ Z / n
+    scale = F_fit.pow(2).mean((-1, -2))
+    penalty = torch.ones(k + 1, dtype=F_fit.dtype, device=F_fit.device)
+    penalty[-1] = 0.0
+    gram = gram + torch.diag_embed(ridge * scale[:, None] * penalty)
+    coef = torch.linalg.solve(gram, (Z.transpose(-1, -2) @ y_fit.unsqueeze(-1)).squeeze(-1) / n)
+    w, b = coef[:, :k], coef[:, k]
+
+    def mse(F, y):
+        return ((F @ w.unsqueeze(-1)).squeeze(-1) + b[:, None] - y).pow(2).mean(-1)
+
+    return {"mse": mse(F_eval, y_eval), "fit_mse": mse(F_fit, y_fit), "w": w, "b": b}
 
 
 def _numpy(t) -> np.ndarray:

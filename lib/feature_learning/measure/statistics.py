@@ -48,6 +48,16 @@ def paired_one_sided_t(a, b) -> tuple[float, float]:
     return float(result.statistic), float(result.pvalue)
 
 
+def paired_ratio(a, b) -> tuple[float, float]:
+    """Ratio mean(a) / mean(b) of two paired samples (the same prompts, seeds, ...) and its delta-method standard
+    error sd(a_i - R b_i) / (sqrt(n) mean(b)). With mean(b) = 0 the ratio is undefined: ``nan`` for both."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if b.mean() == 0:
+        return float("nan"), float("nan")
+    ratio = a.mean() / b.mean()
+    return float(ratio), float(mean_se(a - ratio * b)[1] / b.mean())
+
+
 def smallest_step(means, ses, *, increasing: bool) -> tuple[float, float]:
     """For a claim that a sequence of means is monotone: the smallest step between consecutive means in the claimed
     direction (``increasing`` or not) and the standard error of that difference, sqrt(se_i^2 + se_{i+1}^2), for

@@ -177,8 +177,11 @@ class RopeDecoder(nn.Module):
             values.append(v)
         return self.norm(x), KVCache(keys, values, start + tokens.shape[1])
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        return self.unembed(self._run(tokens, None)[0])
+    def forward(self, tokens: torch.Tensor, last: int | None = None) -> torch.Tensor:
+        """Next-token logits (B, T, V), or only those of the ``last`` positions (B, last, V): training on answer
+        tokens needs no read-out of the prompt."""
+        hidden = self._run(tokens, None)[0]
+        return self.unembed(hidden if last is None else hidden[:, -last:])
 
     def prefill(self, tokens: torch.Tensor) -> tuple[torch.Tensor, KVCache]:
         """Prompt computation: logits of the last position (B, V) and the KV cache of every layer."""

@@ -13,7 +13,8 @@ step size and weight decay for :func:`feature_learning.training.loop.train` (a s
 
 Initialisations, one signature ``(replicas, d_in, width, *, d_out=None, generator, dtype, device, ...)``, named by
 their source: :func:`init_symmetric_gaussian`, :func:`init_fixed_output`, :func:`init_torch_default`,
-:func:`init_balanced`, :func:`init_aligned`, :func:`init_lecun`. Each draws its random numbers in the order of the
+:func:`init_balanced`, :func:`init_aligned`, :func:`init_lecun`, :func:`init_symmetric_sign`,
+:func:`init_symmetric_damian`. Each draws its random numbers in the order of the
 function it replaces (named in its docstring), so that the same generator gives the same network.
 """
 
@@ -246,10 +247,53 @@ def init_symmetric_gaussian(replicas: int, d_in: int, width: int, *, d_out: int 
         W, a = torch.cat([W, W], 1), torch.cat([a, -a], 1)
         b = None if b is None else torch.cat([b, b], 1)
     else:
-        W, a = torch.cat([W, -W, W, -W], 1), torch.cat([a, -a, -a, a], 1)
-        b = None if b is None else torch.cat([b, -b, b, -b], 1)
+        W, b, a = symmetric_four_blocks(W, b, a)
     tensors = {name: None if t is None else t.to(dtype=dtype) for name, t in (("W", W), ("b", b), ("a", a))}
     return _finish(tensors, trained, device, activation=activation, noise_std=noise_std)
+
+
+def symmetric_four_blocks(W: torch.Tensor, b: torch.Tensor | None, a: torch.Tensor):
+    """The four blocks of dissertation ch. 3, eq. (3.9), from m base units W (R, m, d), b (R, m) or None, a (R, m):
+    (w, b, a), (-w, -b, -a), (w, b, -a), (-w, -b, a), concatenated along the unit axis (R, 4m, ...). In the source's
+    sigma(<w, x> - b) convention the blocks are (a, w, b~), (-a, -w, -b~), (-a, w, b~) and (a, -w, -b~): the same
+    units with b = -b~ added. The output is exactly 0 at every input (blocks 1 and 3, and 2 and 4, cancel)."""
+    W, a = torch.cat([W, -W, W, -W], 1), torch.cat([a, -a, -a, a], 1)
+    b = None if b is None else torch.cat([b, -b, b, -b], 1)
+    return W, b, a
+
+
+def init_symmetric_sign(replicas: int, d_in: int, width: int, *, bias_levels: int, trained=("W", "a"),
+                        activation: str = "relu", generator: torch.Generator, dtype=torch.float64,
+                        device=None) -> TwoLayerNet:
+    """Barak et al. (2022) as used in dissertation ch. 3, eq. (B.479), combined with (3.9): ``width / 4`` base units
+    a_i ~ Unif{-1, +1}, w_i ~ Unif{-1, +1}^d and b~_i ~ Unif{-1 + 1/k, ..., 1 - 1/k} (the 2k - 1 levels j/k,
+    |j| < k, with k = ``bias_levels``), then the four blocks of :func:`symmetric_four_blocks`. The source writes
+    sigma(<w, x> - b~); the net adds its bias, so the stored first-block bias is -b~. Draws W, then b~, then a."""
+    if width % 4:
+        raise ValueError(f"the symmetric initialisation needs a width divisible by 4, got {width}")
+    m = width // 4
+    W = torch.randint(0, 2, (replicas, m, d_in), generator=generator).double() * 2 - 1
+    levels = torch.arange(1 - bias_levels, bias_levels, dtype=torch.float64) / bias_levels
+    b_tilde = levels[torch.randint(0, len(levels), (replicas, m), generator=generator)]
+    a = torch.randint(0, 2, (replicas, m), generator=generator).double() * 2 - 1
+    W, b, a = symmetric_four_blocks(W, -b_tilde, a)
+    tensors = {"W": W.to(dtype), "b": b.to(dtype), "a": a.to(dtype)}
+    return _finish(tensors, trained, device, activation=activation)
+
+
+def init_symmetric_damian(replicas: int, d_in: int, width: int, *, trained=("W", "a"), activation: str = "relu",
+                          generator: torch.Generator, dtype=torch.float64, device=None) -> TwoLayerNet:
+    """Damian, Lee and Soltanolkotabi (2022) as used in dissertation ch. 3, Sec. B.5.7 (Algorithm 7), combined with
+    (3.9): ``width / 4`` base units a_i ~ Unif{-1, +1}, w_i ~ N(0, I/d), b_i = 0, then the four blocks of
+    :func:`symmetric_four_blocks` (zero biases; Algorithm 7 redraws them after its first step). Draws W, then a."""
+    if width % 4:
+        raise ValueError(f"the symmetric initialisation needs a width divisible by 4, got {width}")
+    m = width // 4
+    W = torch.randn(replicas, m, d_in, generator=generator, dtype=torch.float64) / math.sqrt(d_in)
+    a = torch.randint(0, 2, (replicas, m), generator=generator).double() * 2 - 1
+    W, b, a = symmetric_four_blocks(W, torch.zeros(replicas, m, dtype=torch.float64), a)
+    tensors = {"W": W.to(dtype), "b": b.to(dtype), "a": a.to(dtype)}
+    return _finish(tensors, trained, device, activation=activation)
 
 
 def paper_init_scales(k: int, sigma_tilde: float, gamma: float) -> dict[str, float]:

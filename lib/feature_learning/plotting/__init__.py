@@ -2,11 +2,13 @@
 
 A chapter never calls ``plt.subplots`` itself. Functions are grouped by the kind of figure, one module each:
 :mod:`~feature_learning.plotting.curves`, :mod:`~feature_learning.plotting.neurons`,
-:mod:`~feature_learning.plotting.spectra`, :mod:`~feature_learning.plotting.attention`; import them from there.
+:mod:`~feature_learning.plotting.spectra`, :mod:`~feature_learning.plotting.attention`,
+:mod:`~feature_learning.plotting.boundaries`; import them from there.
 """
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
@@ -15,3 +17,9 @@ SEED_BAND_ALPHA = 0.25
 
 def to_numpy(x) -> np.ndarray:
     return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
+
+
+def panel_row(count: int, width: float = 4.4, height: float = 3.3, **kwargs):
+    """A figure with ``count`` panels side by side: (figure, list of axes), for functions that draw into ``ax``."""
+    fig, axes = plt.subplots(1, count, figsize=(width * count, height), squeeze=False, **kwargs)
+    return fig, list(axes[0])

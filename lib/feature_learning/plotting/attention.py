@@ -1,4 +1,4 @@
-"""Attention pictures: attention matrices per head."""
+"""Attention pictures: attention matrices per head, attention rows per layer."""
 
 from __future__ import annotations
 
@@ -28,3 +28,18 @@ def attention_heads(matrices: torch.Tensor, title: str = "") -> plt.Figure:
     fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def position_rows(ax, rows, marker: int | None = None, *, ylabel: str = "layer", title: str = "",
+                  marker_label: str = "needle"):
+    """Rows of attention over positions (R, T), e.g. one per layer (row 1 on top), as an image, with the position
+    ``marker`` (the needle) dashed; returns the image for a colour bar."""
+    rows = to_numpy(rows)
+    image = ax.imshow(rows, aspect="auto", cmap="viridis",
+                      extent=(-0.5, rows.shape[1] - 0.5, rows.shape[0] + 0.5, 0.5))
+    if marker is not None:
+        ax.axvline(int(marker), color="red", ls="--", lw=1, label=marker_label)
+        ax.legend(loc="lower left", fontsize=8)
+    ax.set(xlabel="position", ylabel=ylabel, title=title, yticks=range(1, rows.shape[0] + 1))
+    ax.figure.colorbar(image, ax=ax)
+    return image

@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from feature_learning.plotting import SEED_BAND_ALPHA, to_numpy
+from feature_learning.plotting import SEED_BAND_ALPHA, panel_row, to_numpy
 
 
 def mean_band(ax, x, curves, label=None, color=None, **kwargs):
@@ -35,12 +35,18 @@ def measured_vs_predicted(panels: list[tuple[str, object, object]], xlabel: str 
     return fig
 
 
-def grouped_bars(groups: list[str], series: dict, ylabel: str = "", title: str = "", log: bool = False) -> plt.Figure:
-    """Bars per group (x axis) for each named series of values (Fig. 10 style)."""
+def grouped_bars(groups: list[str], series: dict, ylabel: str = "", title: str = "", log: bool = False,
+                 errors: dict | None = None, ylim=None) -> plt.Figure:
+    """Bars per group (x axis) for each named series of values (Fig. 10 style); ``errors`` (same keys, optional)
+    draws error bars (e.g. standard errors over seeds)."""
     fig, ax = plt.subplots(figsize=(1.6 * len(groups) + 2, 3.3))
     width = 0.8 / len(series)
     for i, (name, values) in enumerate(series.items()):
-        ax.bar(np.arange(len(groups)) + (i - (len(series) - 1) / 2) * width, to_numpy(values), width, label=name)
+        err = None if errors is None or name not in errors else to_numpy(errors[name])
+        ax.bar(np.arange(len(groups)) + (i - (len(series) - 1) / 2) * width, to_numpy(values), width, label=name,
+               yerr=err, capsize=3 if err is not None else 0)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
     ax.set_xticks(np.arange(len(groups)), groups)
     ax.set_ylabel(ylabel)
     if log:
@@ -177,5 +183,124 @@ def series_panels(panels: list[dict], width: float = 4.6, height: float = 3.4) -
         ax.set_ylabel(panel.get("ylabel", ""))
         if panel.get("legend", 7) and any(s.get("label") for s in panel.get("series", [])):
             ax.legend(fontsize=panel.get("legend", 7))
+    fig.tight_layout()
+    return fig
+
+
+def line_panel(ax, x, series: dict, *, xlabel: str = "", ylabel: str = "", title: str = "", logx: bool = False,
+               logy: bool = False, hlines: dict | None = None, vline: float | None = None, ylim=None,
+               integer_ticks: bool = False, legend: bool = True):
+    """Curves against one x in ``ax``: ``series`` maps a label to ``(y, style)`` or ``(y, yerr, style)`` (error bars);
+    ``hlines`` maps a label to ``(y, style)`` (a horizontal guide), ``vline`` marks one x; ``integer_ticks`` puts a
+    tick at every x (layers, lengths on a log axis)."""
+    x = to_numpy(x)
+    for label, spec in series.items():
+        y, yerr, style = spec if len(spec) == 3 else (spec[0], None, spec[1])
+        if yerr is None:
+            ax.plot(x, to_numpy(y), style, label=label)
+        else:
+            ax.errorbar(x, to_numpy(y), yerr=to_numpy(yerr), fmt=style, capsize=3, label=label)
+    for label, (y, style) in (hlines or {}).items():
+        ax.axhline(y, ls=style, color="grey", lw=1, label=label)
+    if vline is not None:
+        ax.axvline(vline, color="grey", ls=":")
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    if integer_ticks:
+        ax.set_xticks(x, [str(int(v)) for v in x])
+        ax.minorticks_off()
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    if legend and (series or hlines) and any(not str(label).startswith("_") for label in [*series, *(hlines or {})]):
+        ax.legend(fontsize=8)
+    return ax
+
+
+def line_panels(panels: list[dict], width: float = 4.6, height: float = 3.3) -> plt.Figure:
+    """One :func:`line_panel` per entry (its keyword arguments, with ``x`` and ``series``), side by side."""
+    fig, axes = panel_row(len(panels), width, height)
+    for ax, panel in zip(axes, panels, strict=True):
+        panel = dict(panel)
+        line_panel(ax, panel.pop("x"), panel.pop("series"), **panel)
+    fig.tight_layout()
+    return fig
+
+
+def seed_curve_panels(panels: list[dict], ylabel: str = "test accuracy", xlabel: str = "step",
+                      ylim=(0.4, 1.02), width: float = 3.4) -> plt.Figure:
+    """Curves over seeds, one panel per entry, side by side with a shared y axis: each entry has a ``title``,
+    ``curves`` (label -> (x (T,), values (T, S))), optional ``styles`` (label -> matplotlib keywords) and an optional
+    horizontal line ``hline`` (e.g. a majority rate). Each curve is the mean over its S seeds with error bars of
+    one standard deviation (:func:`accuracy_curves_seeds`); the legend is drawn in the first panel."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(width * len(panels), 3.3), sharey=True, squeeze=False)
+    for i, (ax, panel) in enumerate(zip(axes[0], panels, strict=True)):
+        accuracy_curves_seeds(panel["curves"], panel.get("styles"), ax=ax, title=panel.get("title", ""), ylim=ylim)
+        if panel.get("hline") is not None:
+            ax.axhline(panel["hline"], color="k", lw=0.6, ls="-.")
+        ax.set(xlabel=xlabel, ylabel=ylabel if i == 0 else "")
+        if i > 0 and ax.get_legend() is not None:
+            ax.get_legend().remove()
+    axes[0, 0].legend(fontsize=6, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def seed_errorbars(x, series: dict, xlabel: str, ylabel: str, *, logx: bool = False, guides: dict | None = None,
+                   ylim=None, title: str = "") -> plt.Figure:
+    """Mean +- one standard deviation over seeds against x, one line per ``label: values (S, len(x))``; ``guides``
+    adds reference curves ``label: (values (len(x),), style)`` (a closed form, a chance level)."""
+    fig, ax = plt.subplots(figsize=(5.2, 3.5))
+    xs = to_numpy(x)
+    for label, values in series.items():
+        v = to_numpy(values)
+        v = v[None, :] if v.ndim == 1 else v
+        ax.errorbar(xs, v.mean(0), yerr=v.std(0, ddof=1) if v.shape[0] > 1 else None, label=label, capsize=3,
+                    marker="o", ms=4)
+    for label, (values, style) in (guides or {}).items():
+        ax.plot(xs, to_numpy(values) * np.ones(len(xs)), style, lw=1, label=label)
+    if logx:
+        ax.set_xscale("log")
+        if len(xs) <= 6:  # label the measured points, not powers of ten
+            ax.set_xticks(xs, [f"{v:g}" for v in xs])
+            ax.minorticks_off()
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def errorbar_panels(panels: list[dict], width: float = 4.0, height: float = 3.2) -> plt.Figure:
+    """Side-by-side panels of series with optional error bars. Each panel: ``title``, ``xlabel``, ``ylabel``,
+    ``series``: label -> (x, y, yerr or None, style); optional ``xlog`` (or ``symlog``: its linear threshold),
+    ``ylim``, ``hlines`` / ``vlines``: label -> (value, style), and ``twin``: {"ylabel", "series"} drawn on a
+    right-hand axis (e.g. a stable rank next to an accuracy, Fig. 6.5 style)."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(width * len(panels), height), squeeze=False)
+    for ax, panel in zip(axes[0], panels, strict=True):
+        handles = []
+        for target, spec in ((ax, panel), (ax.twinx() if "twin" in panel else None, panel.get("twin"))):
+            if target is None:
+                continue
+            for label, (x, y, yerr, style) in spec["series"].items():
+                container = target.errorbar(to_numpy(x), to_numpy(y), yerr=None if yerr is None else to_numpy(yerr),
+                                            fmt=style, capsize=3, lw=1.2, ms=4, label=label)
+                handles.append(container)
+            target.set_ylabel(spec.get("ylabel", ""))
+        for key, draw in (("hlines", ax.axhline), ("vlines", ax.axvline)):
+            for label, (value, style) in panel.get(key, {}).items():
+                handles.append(draw(value, ls=style, color="gray", lw=0.9, label=label))
+        if panel.get("symlog"):  # a log axis that also shows x = 0 (lambda = 0, plain ERM)
+            ax.set_xscale("symlog", linthresh=panel["symlog"])
+        elif panel.get("xlog"):
+            ax.set_xscale("log")
+        if panel.get("ylim") is not None:
+            ax.set_ylim(*panel["ylim"])
+        ax.set_title(panel.get("title", ""), fontsize=9)
+        ax.set_xlabel(panel.get("xlabel", ""))
+        ax.legend(handles=handles, fontsize=7, loc=panel.get("legend", "best"))
     fig.tight_layout()
     return fig

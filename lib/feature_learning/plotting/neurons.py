@@ -127,3 +127,49 @@ def mds_scatter(coords, highlight=None, ax=None, title: str = ""):
     ax.set(title=title, xticks=[], yticks=[])
     ax.set_aspect("equal", adjustable="datalim")  # MDS distances are only faithful at equal scales
     return ax
+
+
+def mds_panels(rows: list[list[dict]], width: float = 3.3) -> plt.Figure:
+    """Classical MDS maps of units (Figures 2, 15 and 16 of Shi, Wei and Liang 2022), a grid of panels: each panel has
+    a ``title``, the units ``W`` (m, d) (one per row) and ``marks``, a list of (label, vectors (j, d), colour) drawn
+    as stars. The units and the marks are embedded together in two dimensions from their chordal distances
+    sqrt(2 - 2 cos) (:func:`feature_learning.measure.geometry.classical_mds`, exact for unit vectors when two
+    dimensions suffice)."""
+    from feature_learning.measure.geometry import classical_mds, pairwise_cosines
+
+    fig, axes = plt.subplots(len(rows), len(rows[0]), figsize=(width * len(rows[0]), width * len(rows)),
+                             squeeze=False)
+    for r, row in enumerate(rows):
+        for c, panel in enumerate(row):
+            W = torch.as_tensor(panel["W"]).double()
+            marks = panel.get("marks", [])
+            points = torch.cat([W, *(torch.as_tensor(v).double().reshape(-1, W.shape[1]) for _, v, _ in marks)])
+            coords = to_numpy(classical_mds(torch.sqrt((2 - 2 * pairwise_cosines(points)).clamp_min(0))))
+            ax = mds_scatter(coords[: len(W)], ax=axes[r, c], title=panel.get("title", ""))
+            start = len(W)
+            for label, vectors, colour in marks:
+                count = torch.as_tensor(vectors).reshape(-1, W.shape[1]).shape[0]
+                ax.scatter(coords[start:start + count, 0], coords[start:start + count, 1], marker="*", s=120,
+                           color=colour, edgecolor="k", label=label)
+                start += count
+    axes[0, 0].legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def cosine_histograms(panels: dict, xlabel: str = "|cos(w, D)|", bins: int = 40) -> plt.Figure:
+    """Histograms of per-unit cosines with a direction, one panel per entry ``title: {label: values}`` (values of any
+    shape, pooled), on a shared [0, 1] axis: e.g. the units at initialisation and after the first step
+    (dissertation ch. 3, Lemma 3.13)."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.2), squeeze=False, sharey=True)
+    edges = np.linspace(0, 1, bins + 1)
+    for ax, (title, series) in zip(axes[0], panels.items(), strict=True):
+        for label, values in series.items():
+            v = to_numpy(values).ravel()
+            ax.hist(v, bins=edges, weights=np.full(len(v), 1 / len(v)), alpha=0.6, label=label)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(xlabel)
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("fraction of units")
+    fig.tight_layout()
+    return fig

@@ -189,9 +189,11 @@ def label_averaged_bg_gradient(activation: str, w_core, w_bg, a=1) -> sp.Rationa
 
 # ---- Eqs. (32)-(33) and Lemma B.6: the recursions, their solution and time rescaling --------------------------------
 def recursions() -> dict:
-    """Eqs. (32)-(33): with C_t = <w_k, sum_core mu_j m_j> and B_t = <w_k, sum_bg mu_j m_j>,
+    """Eqs. (32)-(33): with C_t = <w_k, sum_core mu_j m_j> and B_t = <w_k, sum_bg mu_j m_j>::
+
         y C_{t+1} = (1 - lambda eta) y C_t + eta (g_{y,core} + g_{-y,core}),
         B_{t+1}   = (1 - lambda eta) B_t   + eta (g_{y,bg} - g_{-y,bg}).
+
     SymPy adds them and eliminates B_t = E_t - y C_t, where E_t = E_{x|y}<w_k, x> = y C_t + B_t (``combined``);
     ``printed`` is the source's combined line in Lemma B.6, which carries a factor y on (1 - lambda eta) E_t
     (erratum E6). For a constant drift g, ``solution`` is SymPy's rsolve of E_{t+1} = (1 - lambda eta) E_t + eta g,

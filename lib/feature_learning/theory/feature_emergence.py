@@ -6,7 +6,9 @@ probability), n (sample size), m (width), s (noise level sigma_xi).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import math
 
 import sympy as sp
 
@@ -86,12 +88,92 @@ def first_step_weight(a0, beta, eta1, k_sym=k, D_sym=D, p=p_o):
 
 
 def second_step_cosine(k_sym=k, D_sym=D, p=p_o, n_sym=n):
-    """|cos(w_i^(2), sum_A M_j)| when the step-2 gradient is beta * (empirical E[y x]) (derived from Lemma 20):
-    signal k (gamma/sigma~)^2 against background (D - k) Var(phi_j)/n = (D-k) p_o(1-p_o)/(sigma~^2 n)."""
+    """|cos(w_i^(2), sum_A M_j)| when the step-2 gradient is beta * (empirical E[y z]) (derived from Lemma 20; F15 of
+    the chapter notes, with the relevant block's own noise added): :func:`second_step_cosine_general` with the
+    parity mixture's ||g||^2 = k gamma^2 and t_perp = (k - 1) p_o/4 + (D - k) p_o (1 - p_o), both in units of
+    1/sigma~^2 (:func:`second_step_moments` derives them from the law by enumeration)."""
     gamma = (1 - p) / 2
     signal = k_sym * gamma**2
-    noise = (D_sym - k_sym) * p * (1 - p) / n_sym
+    noise = ((k_sym - 1) * p / 4 + (D_sym - k_sym) * p * (1 - p)) / n_sym
     return 1 / sp.sqrt(1 + noise / signal)
+
+
+def relevant_block_law(k_val: int, p=p_o):
+    """The exact law of the relevant block phi~_A under D_A^mix: list of (probability, bits) over {0,1}^k."""
+    out = []
+    for bits in itertools.product((0, 1), repeat=k_val):
+        extreme = all(bits) or not any(bits)
+        out.append((p / 2**k_val + (1 - p) * (sp.Rational(1, 2) if extreme else 0), bits))
+    return out
+
+
+def second_step_moments(k_val: int, p=p_o, rho=None, labels=None) -> dict:
+    """The ingredients of the step-2 cosine for D_A^mix, derived from the law by exact enumeration (in units of
+    1/sigma~^2, 1/sigma~^4): the signal ||g_A||^2 with g = E[alpha_y y phi~_A] - E[alpha_y y] E[phi~_A], and the
+    trace ``t_perp`` and squared trace ``t_perp_sq`` of Cov(alpha_y y phi~_A) orthogonal to g; ``alpha_sq`` =
+    E[alpha_y^2] multiplies the background's variance p_o (1 - p_o) per pattern. ``rho`` (a share of class -1,
+    class-conditional resampling) uses the class weights alpha_v = 1/(2 Pr[y = v]) of the general setting (A.293);
+    None is the law itself with alpha = 1. The background adds (D - k) alpha_sq p_o (1 - p_o) to t_perp and
+    (D - k) (alpha_sq p_o (1 - p_o))^2 to t_perp_sq (independent coordinates)."""
+    labels = labels or (lambda S: 1 if S % 2 == 1 else -1)
+    law = relevant_block_law(k_val, p)
+    pos = sum(pr for pr, bits in law if labels(sum(bits)) > 0)
+    share = {1: pos, -1: 1 - pos}  # Pr[y = v] under the law
+    target = share if rho is None else {1: 1 - rho, -1: rho}  # Pr[y = v] after resampling
+    weight = {v: 1 if rho is None else sp.Rational(1, 2) / target[v] for v in (1, -1)}
+    mean = sp.Matrix([sum(pr * bits[j] for pr, bits in law) for j in range(k_val)])
+    g = sp.zeros(k_val, 1)
+    second = sp.zeros(k_val, k_val)
+    for pr, bits in law:
+        v = labels(sum(bits))
+        q = pr * target[v] / share[v]  # the resampled probability of this atom
+        c = sp.Matrix(bits) - mean
+        g += q * weight[v] * v * c
+        second += q * weight[v] ** 2 * (c * c.T)
+    g = sp.simplify(g)
+    cov = second - g * g.T
+    g_sq = sp.simplify((g.T * g)[0, 0])
+    proj = sp.eye(k_val) - g * g.T / g_sq
+    c_perp = proj * cov * proj
+    alpha_sq = sum(target[v] * weight[v] ** 2 for v in (1, -1))
+    return {"g_sq": g_sq, "t_perp": sp.simplify(c_perp.trace()), "t_perp_sq": sp.simplify((c_perp * c_perp).trace()),
+            "alpha_sq": sp.simplify(alpha_sq)}
+
+
+def enumerated_second_step_cosine(k_val: int, rho=None):
+    """The step-2 cosine of :func:`second_step_cosine_general` with the ingredients enumerated from the law
+    (:func:`second_step_moments`), symbolic in D, n and p_o (at the share ``rho`` of class -1 with the class
+    weights, p_o = 1/2): what the closed form :func:`second_step_cosine` must equal."""
+    p = p_o if rho is None else sp.Rational(1, 2)
+    mom = second_step_moments(k_val, p, rho)
+    t_perp = mom["t_perp"] + (D - k_val) * mom["alpha_sq"] * p * (1 - p)
+    return second_step_cosine_general(mom["g_sq"], t_perp, n)
+
+
+def expected_max_normal(m_val: int) -> tuple[float, float]:
+    """Mean and standard deviation of the largest of m_val independent standard normals (numerical integration):
+    max_i cos(w_i^(0), v) ~ this / sqrt(d) for m_val Gaussian units in R^d and a fixed direction v."""
+    from scipy import integrate, stats
+
+    def moment(power):
+        density = lambda t: m_val * stats.norm.pdf(t) * stats.norm.cdf(t) ** (m_val - 1) * t**power  # noqa: E731
+        return integrate.quad(density, -10, 10)[0]
+
+    mean = moment(1)
+    return mean, math.sqrt(moment(2) - mean**2)
+
+
+def mixture_cosine_and_sd(k_val: int, D_val, n_val, p=None, rho=None) -> tuple[float, float]:
+    """The step-2 cosine of :func:`second_step_cosine_general` and its standard deviation over samples
+    (:func:`second_step_cosine_sd`) for D_A^mix at these sizes, from :func:`second_step_moments` (background
+    added), at p_o = ``p`` (default 1/2): floats."""
+    p = sp.Rational(1, 2) if p is None else sp.nsimplify(p)
+    mom = second_step_moments(k_val, p, None if rho is None else sp.nsimplify(rho))
+    bg = mom["alpha_sq"] * p * (1 - p)
+    t_perp = mom["t_perp"] + (D_val - k_val) * bg
+    t_perp_sq = mom["t_perp_sq"] + (D_val - k_val) * bg**2
+    cos = second_step_cosine_general(mom["g_sq"], t_perp, n_val)
+    return float(cos), float(second_step_cosine_sd(mom["g_sq"], t_perp, t_perp_sq, n_val))
 
 
 g_norm, t_perp = sp.symbols(r"\|g\| t_\perp", positive=True)
@@ -123,6 +205,22 @@ def weighted_second_moment(rho):
     unchanged by class-conditional resampling (Lemma A.33), so the cosine after two steps is
     :func:`second_step_cosine` with n replaced by n / E[alpha_y^2] = 4 rho (1 - rho) n."""
     return sp.simplify((1 - rho) * (1 / (2 * (1 - rho))) ** 2 + rho * (1 / (2 * rho)) ** 2)
+
+
+# -- interval labels (Appendix E.1.2) -------------------------------------------------------------------------------
+def interval_constants(k_val: int, low: int, p_in) -> dict:
+    """Independent patterns with Pr[phi~_j = 1] = ``p_in`` on A and y = +1 iff sum_A phi~_j >= ``low`` (the interval
+    [low, k] of E.1.2): Pr[y = +1] and gamma = E[y phi~_j] - E[y] E[phi~_j] (j in A), exactly (binomial sums).
+    gamma > 0 even at p_in = 1/2 (no input structure): the label keeps a linear part."""
+    p_in = sp.nsimplify(p_in)
+
+    def tail(m_, t):  # Pr[Bin(m_, p_in) >= t]
+        return sum(sp.binomial(m_, s_) * p_in**s_ * (1 - p_in) ** (m_ - s_) for s_ in range(max(t, 0), m_ + 1))
+
+    pos = tail(k_val, low)
+    Ey = 2 * pos - 1
+    Eyphi = p_in * (2 * tail(k_val - 1, low - 1) - 1)  # E[y phi_j] = p_in E[y | phi_j = 1]
+    return {"pos_rate": sp.nsimplify(pos), "gamma": sp.nsimplify(Eyphi - Ey * p_in)}
 
 
 # -- the best halfspace on D_A^mix (derived; explains Theorem 2's gap at finite k) ----------------------------
@@ -163,6 +261,51 @@ def ground_truth_network(k_val: int, P: tuple[int, ...], mu):
 def evaluate_units(units, t):
     """sum_i a_i relu(t + b_i) -- equal to the truncated-ReLU network on |t + b_i| <= 1 (Lemma 5's range)."""
     return sum(a * relu(t + b) for a, b in units)
+
+
+@dataclasses.dataclass
+class Lemma5Case:
+    """Lemma 5's network for one k and labelling P: its values g*(S) at every count S = 0..k (evaluated at
+    <w*, x> = (S - k/2)/(4k), mu = k/2 as for D_A^mix), the labels y(S), and the extremes of |a*|, |b*|, and of
+    |<w*, x> + b*| over the counts (the range where ReLU and truncated ReLU agree)."""
+
+    k: int
+    P: tuple[int, ...]
+    values: list
+    targets: list
+    max_a: object
+    min_b: object
+    max_b: object
+    max_pre: object
+
+
+def lemma5_cases(k_values=(3, 4, 5, 7), every_labelling_at: int = 5) -> list[Lemma5Case]:
+    """Lemma 5 exactly (SymPy rationals): every labelling P of {1..k} at k = ``every_labelling_at``, the parity
+    labelling at the other k."""
+    cases = []
+    for k_val in k_values:
+        if k_val == every_labelling_at:
+            sets = [tuple(p for p in range(1, k_val + 1) if mask >> p & 1) for mask in range(0, 2 ** (k_val + 1), 2)]
+        else:
+            sets = [tuple(p for p in range(1, k_val + 1) if p % 2)]
+        for P in sets:
+            mu = sp.Rational(k_val, 2)
+            units = ground_truth_network(k_val, P, mu)
+            ts = [(S - mu) / (4 * k_val) for S in range(k_val + 1)]
+            cases.append(Lemma5Case(
+                k_val, P, [evaluate_units(units, t) for t in ts], [1 if S in P else -1 for S in range(k_val + 1)],
+                max(abs(a) for a, _ in units), min(abs(b) for _, b in units), max(abs(b) for _, b in units),
+                max(abs(t + b) for t in ts for _, b in units)))
+    return cases
+
+
+def parity_correlation_max(D_val: int, k_val: int) -> int:
+    """max over distinct k-sets A != B of |sum_z chi_A(z) chi_B(z)| over z in {-1, +1}^D (exact integers): 0 means
+    the parities are pairwise uncorrelated under the uniform law (the SQ dimension argument of Theorem 4)."""
+    cube = list(itertools.product((-1, 1), repeat=D_val))
+    sets = list(itertools.combinations(range(D_val), k_val))
+    chi = {A: [math.prod(z[i] for i in A) for z in cube] for A in sets}
+    return max(abs(sum(u * v for u, v in zip(chi[A], chi[B], strict=True))) for A in sets for B in sets if A != B)
 
 
 # -- rates and lower bounds ------------------------------------------------------------------------------------

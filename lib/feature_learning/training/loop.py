@@ -170,6 +170,7 @@ def train(
     log_at: Iterable[int] = (),
     log_fn: Callable[[int], dict[str, torch.Tensor | float]] | None = None,
     grad_fn: Callable[[int], Sequence[torch.Tensor]] | None = None,
+    stop: Callable[[int], bool] | None = None,
     progress: bool | None = None,
     description: str = "",
 ) -> dict[str, torch.Tensor]:
@@ -178,7 +179,9 @@ def train(
     ``params`` in order (computed without autograd). ``params``: tensors or parameter groups (module docstring).
 
     ``log_fn(step)`` is recorded (before the update of that step) at every step that is a multiple of
-    ``log_every`` or listed in ``log_at``, and always after the last step (step = ``config.steps``). Returns the
+    ``log_every`` or listed in ``log_at``, and always after the last step (step = ``config.steps``). ``stop(s)``,
+    when given, is asked after each step with the number s of steps done; if it answers True the loop ends there
+    (a convergence criterion: ``config.steps`` is then the most steps) and the final record is at step s. Returns the
     history: ``step`` (T,) and each logged quantity stacked along a new first axis (T, ...). ``progress``: see
     :func:`progress_wanted`."""
     if (loss_fn is None) == (grad_fn is None):
@@ -200,6 +203,7 @@ def train(
             for name, value in log_fn(step).items():
                 history.setdefault(name, []).append(torch.as_tensor(value).detach().cpu())
 
+    done = config.steps
     for step in range(config.steps):
         if (log_every and step % log_every == 0) or step in log_at:
             record(step)
@@ -219,9 +223,12 @@ def train(
         scheduler.step()
         if bar is not None:
             bar.update(step + 1)
+        if stop is not None and stop(step + 1):
+            done = step + 1
+            break
     if bar is not None:
         bar.close()
-    record(config.steps)
+    record(done)
     return {name: torch.stack(values) if name != "step" else torch.tensor(values) for name, values in history.items()}
 
 

@@ -38,6 +38,11 @@ def cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     return flat.reshape(labels.shape)
 
 
+def squared(prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """(1/2)(h - y)^2 for a scalar output (the mean squared error of dissertation ch. 3, Sec. B.5.7)."""
+    return 0.5 * (prediction - target) ** 2
+
+
 def half_squared_error(prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """(1/2) ||h - target||^2 over the last (output) axis."""
     return 0.5 * ((prediction - target) ** 2).sum(-1)

@@ -1,0 +1,544 @@
+"""Sizes, recipes and runs of the chapter "Gradient feature learning: one framework for two-layer networks beyond
+kernels" (dissertation ch. 3 = Shi, Wei and Liang, NeurIPS 2023, with appendix B).
+
+The source has no experiments. Every simulation here is designed from its definitions: the network (3.1) with fixed
+biases, the symmetric initialisation (3.9), the first step of Algorithm 1 with lambda^(1) = 1/eta^(1), then gradient
+descent on the second layer over the frozen features (Algorithm 4, Theorem 3.4; the later steps of Algorithms 6
+and 7) on one fresh sample. The baseline "random features" is the same network with the
+first layer left at its random directions, each unit rescaled to the norm its gradient feature has, so that both
+networks have the same width, biases and per-unit scales and differ only in the directions of their units.
+
+Where the source leaves a constant to Theta(.) the recipe below names our value (and the chapter says so):
+
+* Theta constants of Theorem B.11 and Lemma B.6 set to 1: eta^(1) = min(1, b~) / (B_x1 sigma_w sqrt(d) + b~) and
+  sigma_a = b~ / (eta^(1) B_G B_eps), with B_eps the scale of the thresholds the units should carry and B_G the
+  median gradient norm measured at initialisation (:func:`scale_second_layer`);
+* the second layer's step size is ``LR_FACTOR`` / L^, L^ = E||sigma(W x + b)||^2 the smoothness bound of eq. (B.488)
+  (the source's 1/L is for a smooth loss; the hinge loss is not, and 1/L would need far more steps), and of the
+  T iterates we keep the one with the smallest loss on the sample (Theorem 3.4 bounds the loss at some t in [T]);
+* the structured parity's b~ = sqrt(k) sigma_w: the source's C_b sqrt(tau r k log d) sigma_w with C_b sqrt(tau r
+  log d) = 1, which puts the Sure threshold (3/2) b~ / sqrt(k) at 1.5 sigma_w.
+
+All runs are batched over seeds (and arms) as replicas; each seed draws its own data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import torch
+
+from feature_learning.book.profiles import Run, override
+from feature_learning.data.gaussian_mixture import (
+    XOR_LABELS,
+    XOR_WEIGHTS,
+    antithetic,
+    labelled_mixture,
+    xor_mixture_means,
+)
+from feature_learning.data.multi_index import multi_index_sample
+from feature_learning.data.parity import StructuredParity, part_names, uniform_parity
+from feature_learning.measure.geometry import subspace_alignment
+from feature_learning.measure.gradient_features import abs_cosine, cone_fractions, kinks, simplified_gradient
+from feature_learning.measure.metrics import sign_accuracy
+from feature_learning.measure.probes import ridge_probe
+from feature_learning.models.two_layer import (
+    TwoLayerNet,
+    init_symmetric_damian,
+    init_symmetric_gaussian,
+    init_symmetric_sign,
+)
+from feature_learning.theory.gradient_features import majority_coefficient, sure_probability
+from feature_learning.training.losses import hinge, squared
+from feature_learning.training.one_step import erasing_step, second_layer_gd
+
+LR_FACTOR = 32.0  # second-layer step = LR_FACTOR / L^ (module docstring)
+SURE_C1 = 1.5  # C_Sure,1 of Definition B.46
+PARITY_B_EPS = 1.0  # threshold scale of the parity units, in units of <D, x> (lattice spacing 2/sqrt(k))
+GAMMAS = (1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 0.1, 0.2, 0.5)
+
+
+# -- sizes -------------------------------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class EmergenceSizes:
+    """One step on the structured parity: cosines, cone fractions, the Sure set (Lemma 3.13, Definition B.46)."""
+
+    d: int = 30
+    k: int = 5
+    p_A: float = 0.25
+    p_o: float = 0.5
+    m: int = 500  # base units: the network has 4m
+    n_step: int = 50_000  # fresh samples of the first step
+    seeds: int = 8
+
+
+@dataclasses.dataclass(frozen=True)
+class OneStepSizes:
+    """A run of Algorithm 4: the first step on ``n_step`` fresh samples per seed, the second layer by ``steps`` steps
+    of GD on ``n_fit`` samples, accuracy on ``n_test`` samples (per part, where the law has parts); ``4 m`` units,
+    ``seeds`` replicas."""
+
+    m: int = 50
+    n_step: int = 20_000
+    n_fit: int = 2000
+    steps: int = 2000
+    n_test: int = 4000
+    seeds: int = 6
+
+
+@dataclasses.dataclass(frozen=True)
+class ParitySizes(OneStepSizes):
+    """Gradient features against random features on the structured parity (Theorem 3.22 / Proposition 3.23), and
+    the lottery ticket drawn from the same first step (Proposition B.1)."""
+
+    n_step: int = 50_000
+    d: int = 30
+    k: int = 5
+    r: int = 1
+    p_A: float = 0.25
+    p_o: float = 0.5
+    ticket_per_threshold: tuple[int, ...] = (1, 2, 4)  # units kept per threshold of g* (13 thresholds for k = 5)
+    ticket_steps: int = 2000
+
+
+@dataclasses.dataclass(frozen=True)
+class XorSizes(OneStepSizes):
+    """The XOR mixture of Refinetti et al. (Assumption B.36): accuracy against d at fixed width."""
+
+    dims: tuple[int, ...] = (50, 100, 200, 400)
+    sigma: float = 4.0
+
+
+@dataclasses.dataclass(frozen=True)
+class UniformParitySizes(OneStepSizes):
+    """The k-sparse parity on uniform inputs, one step then the second layer (Algorithm 6, Barak et al.)."""
+
+    n_step: int = 100_000
+    d: int = 31
+    k: int = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class MultiIndexSizes:
+    """A degree-2, rank-2 multi-index target (Algorithm 7, Damian et al.): one step, new biases, a ridge fit."""
+
+    d: int = 30
+    widths: tuple[int, ...] = (16, 64, 256)  # 4m units
+    n_step: int = 50_000
+    n_fit: int = 8000
+    n_test: int = 8000
+    ridge: float = 1e-3
+    seeds: int = 6
+
+
+@dataclasses.dataclass(frozen=True)
+class GradientFeatureSizes:
+    emergence: EmergenceSizes = EmergenceSizes()
+    parity: ParitySizes = ParitySizes()
+    xor: XorSizes = XorSizes()
+    uniform: UniformParitySizes = UniformParitySizes()
+    multi_index: MultiIndexSizes = MultiIndexSizes()
+
+
+BOOK = GradientFeatureSizes()
+CI = override(
+    BOOK,
+    emergence={"m": 250, "n_step": 20_000, "seeds": 4},  # the same law and init, fewer units and samples: CI time
+    parity={"n_step": 20_000, "ticket_steps": 1000, "seeds": 4},  # fewer seeds, samples and steps: CI time
+    xor={"dims": (25, 50, 100), "steps": 1000, "seeds": 4},  # the cost grows with d: the sweep stops at 100
+    uniform={"n_step": 50_000, "steps": 1000, "seeds": 4},  # half the first-step sample and steps: CI time
+    multi_index={"widths": (16, 64), "seeds": 4},
+)
+FULL = override(
+    BOOK,
+    emergence={"m": 2000, "n_step": 500_000, "seeds": 16},  # a finer estimate of every fraction
+    parity={"d": 60, "m": 200, "n_step": 200_000, "n_fit": 8000, "steps": 4000, "seeds": 16},  # 2x d, 4x width
+    xor={"dims": (50, 100, 200, 400, 800), "m": 200, "n_step": 100_000, "n_fit": 8000, "seeds": 16},
+    uniform={"d": 41, "k": 4, "m": 500, "n_step": 2_000_000, "n_fit": 8000, "steps": 4000, "seeds": 8},  # O(d^k)
+    multi_index={"d": 100, "widths": (16, 64, 256, 1024), "n_step": 500_000, "n_fit": 40_000, "seeds": 16},
+)
+SIZES = {"ci": CI, "book": BOOK, "full": FULL}
+
+
+# -- recipes -----------------------------------------------------------------------------------------------------------
+def first_step_eta(B_x1: float, sigma_w: float, d: int, b_tilde: float) -> float:
+    """eta^(1) of (B.95) with eta = 1 and the Theta constant 1: min(1, b~) / (-l'(0) (B_x1 sigma_w sqrt(d) + b~))
+    (hinge: -l'(0) = 1)."""
+    return min(1.0, b_tilde) / (B_x1 * sigma_w * math.sqrt(d) + b_tilde)
+
+
+def sigma_a_lemma_b6(b_tilde: float, eta1: float, B_G, B_eps: float):
+    """sigma_a = b~ / (-l'(0) eta^(1) B_G B_eps) of Lemma B.6 (Theta constant 1): a unit with ||G|| = B_G and
+    |a^(0)| = sigma_a then has its kink at B_eps along its gradient feature."""
+    return b_tilde / (eta1 * B_G * B_eps)
+
+
+def scale_second_layer(net: TwoLayerNet, G: torch.Tensor, b_tilde: float, eta1: float, B_eps: float) -> TwoLayerNet:
+    """The initialisation with a^(0) = sigma_a z (z the standard normal draws of ``net.a``), sigma_a of Lemma B.6
+    per replica with B_G the median of |z_i| ||G(w_i, b_i)||: after the first step (w_i^(1) = eta^(1) a_i G_i) the
+    median unit has its kink at B_eps along its feature. The source's B_G (a worst-case lower bound, e.g. sqrt(d)/5
+    for the XOR mixture) would put the kinks of typical units beyond the data; G does not depend on a, so choosing
+    sigma_a after measuring G is the same as drawing a with that sigma_a."""
+    z = net.a.detach()
+    B_G = (z.abs() * G.norm(dim=-1)).median(-1).values
+    sigma_a = sigma_a_lemma_b6(b_tilde, eta1, B_G, B_eps)
+    return dataclasses.replace(net, a=(sigma_a[:, None] * z).requires_grad_("a" in net.trained))
+
+
+@dataclasses.dataclass(frozen=True)
+class ParityRecipe:
+    sigma_w: float
+    b_tilde: float
+    B_G: float  # the source's sqrt(k) p_A (Lemma 3.21 without its O-term)
+    eta1: float
+    B_eps: float
+
+
+def parity_recipe(d: int, k: int, p_A: float) -> ParityRecipe:
+    """sigma_w = 1, b~ = sqrt(k) sigma_w, eta^(1) of (B.95) with B_x1 = sqrt(d) (||x||^2 = d at p_o = 1/2)."""
+    sigma_w = 1.0
+    b_tilde = math.sqrt(k) * sigma_w
+    return ParityRecipe(sigma_w, b_tilde, math.sqrt(k) * p_A, first_step_eta(math.sqrt(d), sigma_w, d, b_tilde),
+                        PARITY_B_EPS)
+
+
+def random_features_like(net: TwoLayerNet, reference: torch.Tensor) -> TwoLayerNet:
+    """The baseline: ``net``'s first layer (its random initial directions) with each unit rescaled to the norm of the
+    same unit of ``reference`` (the gradient-feature weights), same biases and second layer."""
+    W = net.W.detach()
+    scale = reference.norm(dim=-1, keepdim=True) / W.norm(dim=-1, keepdim=True).clamp_min(1e-300)
+    return dataclasses.replace(net, W=W * scale)
+
+
+def stack_replicas(*nets: TwoLayerNet) -> TwoLayerNet:
+    """Networks with the same width side by side on the replica axis (arms of one batched run)."""
+    cat = {g: None if getattr(nets[0], g) is None else torch.cat([getattr(n_, g).detach() for n_ in nets])
+           for g in ("W", "b", "a", "c")}
+    return dataclasses.replace(nets[0], **cat)
+
+
+def gradient_feature_step(x: torch.Tensor, y: torch.Tensor, m: int, *, sigma_w: float, b_tilde: float, eta1: float,
+                          B_eps: float, run: Run, stream: tuple):
+    """The initialisation (3.9) with fixed biases b~ (one replica per seed of the sample x (S, n, d), y (S, n)),
+    sigma_a of Lemma B.6 with the measured B_G (:func:`scale_second_layer`), and the erasing hinge step. Returns the
+    initial network, the network after the step and the simplified gradients G at initialisation."""
+    net = init_symmetric_gaussian(x.shape[0], x.shape[-1], 4 * m, sigma_w=sigma_w, sigma_a=1.0, bias=-b_tilde, blocks=4,
+                                  activation="relu", trained=("W", "a"), generator=run.generator(*stream),
+                                  device=run.device)
+    G = simplified_gradient(net, x, y)
+    net = scale_second_layer(net, G, b_tilde, eta1, B_eps)
+    new, _ = erasing_step(net, x, y, eta1, hinge)
+    return net, new, G
+
+
+def _per_seed(sample, seeds: int, n: int, generator, device=None):
+    """Draw n examples for each of ``seeds`` seeds (on the CPU generator): tensors with a leading seed axis, moved
+    to ``device``."""
+    outs = [sample(n, generator) for _ in range(seeds)]
+    return tuple(torch.stack([o[i] for o in outs]).to(device) for i in range(len(outs[0])))
+
+
+def _repeat(t: torch.Tensor, arms: int) -> torch.Tensor:
+    return t.repeat(arms, *([1] * (t.dim() - 1)))
+
+
+# -- E1: feature emergence on the structured parity -------------------------------------------------------------------
+@dataclasses.dataclass
+class EmergenceResult:
+    gammas: tuple[float, ...]
+    cos_init: torch.Tensor  # (S, 2m): |cos(w_i^(0), D)| of units 1..2m
+    cos_step: torch.Tensor  # (S, 2m): |cos(w_i^(1), D)|
+    cone_pos: torch.Tensor  # (S, len(gammas)): fraction of the positive-bias units (1..m) in C_{D, gamma}
+    cone_neg: torch.Tensor  # (S, len(gammas)): the same for the negative-bias units (m+1..2m)
+    cone_init: torch.Tensor  # (S, len(gammas)): units 1..2m at initialisation
+    nice_pos: torch.Tensor  # (S, len(gammas)): positive-bias units with G in the cone and ||G|| >= B_G / 2
+    sure: torch.Tensor  # (S, m) bool: the Sure units (Definition B.46, first condition)
+    sure_in_cone: torch.Tensor  # (S, m) bool: Sure units with G in C_{D, 0.05}
+    sure_theory: float
+    G_norm: torch.Tensor  # (S, m): ||G(w_i, b~)|| of the positive-bias units
+    output_at_init: torch.Tensor  # (S,): max |g_0(x)| over a test sample, relative to the largest unit output
+    blocks_13: torch.Tensor  # (S,): max |w_i^(1) + w_{i+2m}^(1)|
+    blocks_12: torch.Tensor  # (S,): max |w_{i+m}^(1) - w_i^(1) + eta a_i E_n[y x]| / max |w^(1)|
+    mean_yx: torch.Tensor  # (S, d): E_n[y x] of each seed's first-step sample
+    recipe: ParityRecipe
+
+
+def emergence(size: EmergenceSizes, run: Run) -> EmergenceResult:
+    task = StructuredParity(size.d, size.k, 1, size.p_A, size.p_o)
+    rec = parity_recipe(size.d, size.k, size.p_A)
+    D = task.directions()[0].to(run.device)
+    x, y, _ = _per_seed(task.sample, size.seeds, size.n_step, run.generator("emergence_data"), run.device)
+    net, new, G = gradient_feature_step(x, y, size.m, sigma_w=rec.sigma_w, b_tilde=rec.b_tilde, eta1=rec.eta1,
+                                        B_eps=rec.B_eps, run=run, stream=("emergence_init",))
+    m = size.m
+    xt = task.sample(500, run.generator("emergence_test"))[0].to(run.device)
+    with torch.no_grad():
+        units = net.features(xt) * net.a[:, None, :]
+        out0 = units.sum(-1).abs().amax(-1) / units.abs().amax((-1, -2))
+    W1, a0 = new.W.detach(), net.a.detach()
+    mean_yx = (y[..., None] * x).mean(1)
+    corrected = W1[:, m:2 * m] - W1[:, :m] + rec.eta1 * a0[:, :m, None] * mean_yx[:, None, :]
+    proj = net.W[:, :m].detach() @ D
+    sure = proj >= SURE_C1 * rec.b_tilde / math.sqrt(size.k)
+    nice = torch.stack([(abs_cosine(G[:, :m], D) > 1 - g) & (G[:, :m].norm(dim=-1) >= rec.B_G / 2) for g in GAMMAS],
+                       -1).double().mean(1)
+    result = EmergenceResult(
+        gammas=GAMMAS, cos_init=abs_cosine(net.W[:, :2 * m].detach(), D), cos_step=abs_cosine(W1[:, :2 * m], D),
+        cone_pos=cone_fractions(W1[:, :m], D, GAMMAS), cone_neg=cone_fractions(W1[:, m:2 * m], D, GAMMAS),
+        cone_init=cone_fractions(net.W[:, :2 * m].detach(), D, GAMMAS), nice_pos=nice, sure=sure,
+        sure_in_cone=sure & (abs_cosine(G[:, :m], D) > 1 - 0.05),
+        sure_theory=sure_probability(SURE_C1, rec.b_tilde, size.k, rec.sigma_w), G_norm=G[:, :m].norm(dim=-1),
+        output_at_init=out0, blocks_13=(W1[:, :2 * m] + W1[:, 2 * m:]).abs().amax((-1, -2)),
+        blocks_12=corrected.abs().amax((-1, -2)) / W1.abs().amax((-1, -2)), mean_yx=mean_yx, recipe=rec)
+    return _on_cpu(result)
+
+
+def _on_cpu(result):
+    """The result with every tensor field moved to the CPU (for statistics and figures after a CUDA run)."""
+    return dataclasses.replace(result, **{f.name: getattr(result, f.name).detach().cpu()
+                                          for f in dataclasses.fields(result)
+                                          if isinstance(getattr(result, f.name), torch.Tensor)})
+
+
+# -- E2: gradient features against random features on the structured parity ------------------------------------------
+@dataclasses.dataclass
+class ParityResult:
+    parts: list[str]
+    accuracy: torch.Tensor  # (2, parts, S): arm 0 gradient features, arm 1 random features
+    step_one: TwoLayerNet  # the network after the first step (S replicas), for the lottery ticket
+    init: TwoLayerNet  # the initialisation (S replicas)
+    G: torch.Tensor  # (S, 4m, d): simplified gradients at initialisation
+    directions: torch.Tensor  # (r, d)
+    recipe: ParityRecipe
+
+
+def _parity_task(size) -> StructuredParity:
+    return StructuredParity(size.d, size.k, size.r, size.p_A, size.p_o)
+
+
+SECOND_STAGE_DTYPE = torch.float32  # the frozen features and the second layer (the first step runs in float64)
+
+
+def fit_second_layer(net: TwoLayerNet, x: torch.Tensor, y: torch.Tensor, steps: int, loss: str = "hinge"):
+    """Algorithm 4's second stage on one sample per replica (x (R, n, d), y (R, n)): GD on a from the network's
+    own a, step ``LR_FACTOR`` / L^ per replica; returns the network with the trained (best-on-sample) a."""
+    F = net.features(x).detach().to(SECOND_STAGE_DTYPE)
+    lr = LR_FACTOR / F.pow(2).sum(-1).mean(-1)
+    a, _ = second_layer_gd(F, y.to(F.dtype), net.a.detach().to(F.dtype), steps=steps, lr=lr, loss=loss)
+    return dataclasses.replace(net, a=a.to(net.W.dtype))
+
+
+def _train_and_test(net: TwoLayerNet, task: StructuredParity, arms: int, size, steps: int, run: Run, name: str):
+    """Second stage on a fresh per-seed sample of ``size.n_fit`` (shared by the arms), then the accuracy on each
+    part of the law: (arms, parts, S)."""
+    S = net.replicas // arms
+    x, y, _ = _per_seed(task.sample, S, size.n_fit, run.generator(name, "fit"), run.device)
+    trained = fit_second_layer(net, _repeat(x, arms), _repeat(y, arms), steps)
+    test = run.generator(name, "test")
+    acc = []
+    with torch.no_grad():
+        for part in range(task.parts):
+            xt, yt, _ = _per_seed(functools.partial(task.sample, part=part), S, size.n_test, test, run.device)
+            acc.append(sign_accuracy(trained(_repeat(xt, arms)), _repeat(yt, arms), ties=0.5).reshape(arms, S))
+    return torch.stack(acc, 1)
+
+
+def parity_comparison(size: ParitySizes, run: Run) -> ParityResult:
+    task = _parity_task(size)
+    rec = parity_recipe(size.d, size.k, size.p_A)
+    x, y, _ = _per_seed(task.sample, size.seeds, size.n_step, run.generator("parity_step"), run.device)
+    net, new, G = gradient_feature_step(x, y, size.m, sigma_w=rec.sigma_w, b_tilde=rec.b_tilde, eta1=rec.eta1,
+                                        B_eps=rec.B_eps, run=run, stream=("parity_init",))
+    rf = dataclasses.replace(random_features_like(net, new.W), a=new.a.detach())
+    acc = _train_and_test(stack_replicas(new, rf), task, 2, size, size.steps, run, "parity")
+    return ParityResult(part_names(size.r), acc, new, net, G, task.directions().to(run.device), rec)
+
+
+# -- the lottery ticket (Proposition B.1) ------------------------------------------------------------------------------
+@dataclasses.dataclass
+class TicketResult:
+    sizes: tuple[int, ...]  # units per subnetwork
+    uniform_accuracy: torch.Tensor  # (3, len(sizes), S): ticket, random units after step 1, ticket units at init
+    thresholds: torch.Tensor  # the ground truth's thresholds along D
+
+
+def ticket_units(step_one: TwoLayerNet, G: torch.Tensor, D: torch.Tensor, thresholds: torch.Tensor, per: int,
+                 gamma: float = 0.05) -> torch.Tensor:
+    """For each threshold t of the ground truth, the ``per`` units with G in C_{D, gamma} whose kink along D is
+    closest to t (distinct units): the support of a~ in Lemma 3.14's construction. Indices (S, per * len(t))."""
+    kink = kinks(step_one, D)  # (S, 4m)
+    nice = abs_cosine(G, D) > 1 - gamma
+    dist = (kink[:, None, :] - thresholds[None, :, None]).abs()  # (S, T, 4m)
+    dist = torch.where(nice[:, None, :], dist, torch.inf)
+    chosen = []
+    taken = torch.zeros_like(nice)
+    for _ in range(per):
+        for j in range(len(thresholds)):
+            d_j = torch.where(taken, torch.inf, dist[:, j])
+            idx = d_j.argmin(-1)
+            chosen.append(idx)
+            taken[torch.arange(len(idx)), idx] = True
+    return torch.stack(chosen, -1)
+
+
+def _subnet(net: TwoLayerNet, idx: torch.Tensor) -> TwoLayerNet:
+    take = lambda t: None if t is None else torch.gather(  # noqa: E731
+        t.detach(), 1, idx if t.dim() == 2 else idx[..., None].expand(-1, -1, t.shape[-1]))
+    return dataclasses.replace(net, W=take(net.W), b=take(net.b), a=take(net.a))
+
+
+def lottery_ticket(size: ParitySizes, run: Run, parity: ParityResult) -> TicketResult:
+    """Keep the units of Lemma 3.14's construction, retrain the second layer (from 0) and compare with random units
+    after the first step and with the same units at initialisation (directions of W^(0), norms of W^(1)).
+    Accuracy on the uniform part, per subnetwork size."""
+    if size.r != 1:
+        raise ValueError("the lottery-ticket run uses one gradient feature (r = 1)")
+    task = _parity_task(size)
+    D = parity.directions[0]
+    thresholds = torch.arange(-(size.k + 1), size.k + 2, dtype=torch.float64, device=run.device) / math.sqrt(size.k)
+    S, width = parity.step_one.replicas, parity.step_one.width
+    gen = run.generator("ticket_random")
+    sizes, accs = [], []
+    for per in size.ticket_per_threshold:
+        idx = ticket_units(parity.step_one, parity.G, D, thresholds, per)
+        rand = torch.stack([torch.randperm(width, generator=gen)[: idx.shape[1]] for _ in range(S)]).to(run.device)
+        at_init = random_features_like(_subnet(parity.init, idx), _subnet(parity.step_one, idx).W)
+        arms = [_subnet(parity.step_one, idx), _subnet(parity.step_one, rand), at_init]
+        arms = [dataclasses.replace(a_, a=torch.zeros_like(a_.a)) for a_ in arms]
+        acc = _train_and_test(stack_replicas(*arms), task, 3, size, size.ticket_steps, run, "ticket")
+        sizes.append(idx.shape[1])
+        accs.append(acc[:, 0])
+    return _on_cpu(TicketResult(tuple(sizes), torch.stack(accs, 1), thresholds))
+
+
+# -- E3: the XOR mixture against d -------------------------------------------------------------------------------------
+@dataclasses.dataclass
+class XorResult:
+    dims: tuple[int, ...]
+    accuracy: torch.Tensor  # (2, len(dims), S): gradient features, random features
+    alignment: torch.Tensor  # (len(dims), S): mean over units of max_j |cos(w_i^(1), D_j)|
+    blocks_12: torch.Tensor  # (len(dims), S): max |w_{i+m}^(1) - w_i^(1)| / max |w^(1)| on an antithetic sample
+
+
+def xor_recipe(d: int, sigma: float) -> dict:
+    """sigma_w = 1/sqrt(d), b~ = sqrt(tau d log log d) sigma_w sigma_B with tau = 1 (Lemma B.41), B_G = sqrt(d)/5
+    (Lemma B.41), B_x1 = (1 + sigma) sqrt(d); B_eps = sqrt(d)/2, half the distance of a centre from the origin."""
+    sigma_w = 1 / math.sqrt(d)
+    b_tilde = math.sqrt(d * math.log(math.log(d))) * sigma_w * sigma
+    eta1 = first_step_eta((1 + sigma) * math.sqrt(d), sigma_w, d, b_tilde)
+    return {"sigma_w": sigma_w, "b_tilde": b_tilde, "eta1": eta1, "B_G": math.sqrt(d) / 5, "B_eps": math.sqrt(d) / 2}
+
+
+def xor_sample(means: torch.Tensor, sigma: float, n: int, generator: torch.Generator, device=None):
+    """n draws of the XOR mixture for each seed's centres means (S, 4, d) (drawn on the CPU generator): x (S, n, d),
+    y (S, n) on ``device``."""
+    xs = [labelled_mixture(n, mu, [sigma] * 4, XOR_WEIGHTS, XOR_LABELS, generator)[:2] for mu in means]
+    return torch.stack([v[0] for v in xs]).to(device), torch.stack([v[1] for v in xs]).to(device)
+
+
+def xor_mixture(size: XorSizes, run: Run) -> XorResult:
+    """For each d: the first step on an antithetic sample (E_n[y x] = 0 up to rounding, so w_{i+m}^(1) = w_i^(1) up
+    to rounding), the second stage on a fresh sample, accuracy of both arms on a test sample."""
+    accs, aligns, ident = [], [], []
+    S = size.seeds
+    for d in size.dims:
+        rec = xor_recipe(d, size.sigma)
+        gen = run.generator("xor_data", d)
+        means = torch.stack([xor_mixture_means(d, gen) for _ in range(S)])  # (S, 4, d)
+        x, y = antithetic(*xor_sample(means, size.sigma, size.n_step // 2, gen, run.device))
+        net, new, _ = gradient_feature_step(x, y, size.m, sigma_w=rec["sigma_w"], b_tilde=rec["b_tilde"],
+                                            eta1=rec["eta1"], B_eps=rec["B_eps"], run=run, stream=("xor_init", d))
+        m = size.m
+        W1 = new.W.detach()
+        ident.append((W1[:, m:2 * m] - W1[:, :m]).abs().amax((-1, -2)) / W1.abs().amax((-1, -2)))
+        D = (means / means.norm(dim=-1, keepdim=True)).to(run.device)
+        aligns.append(torch.stack([abs_cosine(W1, D[:, j]) for j in (0, 2)], -1).amax(-1).mean(-1))
+        rf = random_features_like(net, W1)
+        both = stack_replicas(new, dataclasses.replace(rf, a=new.a.detach()))
+        xf, yf = xor_sample(means, size.sigma, size.n_fit, gen, run.device)
+        trained = fit_second_layer(both, _repeat(xf, 2), _repeat(yf, 2), size.steps)
+        xt, yt = xor_sample(means, size.sigma, size.n_test, run.generator("xor_test", d), run.device)
+        with torch.no_grad():
+            accs.append(sign_accuracy(trained(_repeat(xt, 2)), _repeat(yt, 2), ties=0.5).reshape(2, S))
+    return _on_cpu(XorResult(tuple(size.dims), torch.stack(accs, 1), torch.stack(aligns), torch.stack(ident)))
+
+
+# -- the uniform sparse parity (Algorithm 6) ---------------------------------------------------------------------------
+@dataclasses.dataclass
+class UniformParityResult:
+    accuracy: torch.Tensor  # (2, S): gradient features, random features
+    mass_on_A: torch.Tensor  # (2, S): ||P_A W||_F / ||W||_F after the step and at initialisation
+    eta1: float
+    xi: float  # xi_{k-1}
+
+
+def uniform_sparse_parity(size: UniformParitySizes, run: Run) -> UniformParityResult:
+    task = uniform_parity(size.d, size.k)
+    xi = float(majority_coefficient(size.d, size.k - 1))
+    eta1 = 1.0 / (size.k * abs(xi))
+    net = init_symmetric_sign(size.seeds, size.d, 4 * size.m, bias_levels=size.k,
+                              generator=run.generator("uniform_init"), device=run.device)
+    x, y, _ = _per_seed(task.sample, size.seeds, size.n_step, run.generator("uniform_step"), run.device)
+    new, _ = erasing_step(net, x, y, eta1, hinge)
+    W1 = new.W.detach()
+    mass = torch.stack([(W[..., : size.k].pow(2).sum((-1, -2)) / W.pow(2).sum((-1, -2))).sqrt()
+                        for W in (W1, net.W.detach())])
+    rf = dataclasses.replace(random_features_like(net, W1), a=new.a.detach())
+    xf, yf, _ = _per_seed(task.sample, size.seeds, size.n_fit, run.generator("uniform_fit"), run.device)
+    trained = fit_second_layer(stack_replicas(new, rf), _repeat(xf, 2), _repeat(yf, 2), size.steps)
+    xt, yt, _ = _per_seed(task.sample, size.seeds, size.n_test, run.generator("uniform_test"), run.device)
+    with torch.no_grad():
+        acc = sign_accuracy(trained(_repeat(xt, 2)), _repeat(yt, 2), ties=0.5).reshape(2, size.seeds)
+    return _on_cpu(UniformParityResult(acc, mass, eta1, xi))
+
+
+# -- the multi-index model (Algorithm 7) -------------------------------------------------------------------------------
+@dataclasses.dataclass
+class MultiIndexResult:
+    widths: tuple[int, ...]
+    test_mse: torch.Tensor  # (2, len(widths), S): gradient features, random features
+    alignment: torch.Tensor  # (2, len(widths), S): ||P_U W||_F / ||W||_F after the step and at initialisation
+    baseline_mse: float  # E g*^2 = 1: the MSE of the zero predictor
+
+
+def multi_index(size: MultiIndexSizes, run: Run) -> MultiIndexResult:
+    """Algorithm 7: subtract the sample's mean and linear part from the target, one step on W with lambda = 1/eta
+    (MSE), redraw the biases b ~ N(0, 1), then fit the second layer by ridge regression (the minimiser that GD on a
+    approaches). eta^(1) scales the median ||w_i^(1)|| to 1, the scale of the new biases (the source's
+    sqrt(d/(C_l log(n m d))^3) fixes it up to constants)."""
+    S = size.seeds
+    gen = run.generator("multi_index_data")
+    Us = torch.stack([torch.linalg.qr(torch.randn(size.d, 2, generator=gen, dtype=torch.float64))[0]
+                      for _ in range(S)])
+
+    def per_seed(n_, g_):
+        xs = [multi_index_sample(n_, Us[s], g_) for s in range(S)]
+        return torch.stack([v[0] for v in xs]).to(run.device), torch.stack([v[1] for v in xs]).to(run.device)
+
+    U_dev = Us.to(run.device)
+    mses, aligns = [], []
+    for width in size.widths:
+        net = init_symmetric_damian(S, size.d, width, generator=run.generator("multi_index_init", width),
+                                    device=run.device)
+        x, y = per_seed(size.n_step, gen)
+        rho = y.mean(-1, keepdim=True)
+        beta = (y[..., None] * x).mean(1)
+        residual = y - rho - (x @ beta[..., None]).squeeze(-1)
+        new, _ = erasing_step(net, x, residual, 1.0, squared, groups=("W",))
+        W1 = new.W.detach()
+        W1 = W1 / W1.norm(dim=-1).median(-1).values[:, None, None]
+        b = torch.randn(S, width, generator=run.generator("multi_index_bias", width), dtype=torch.float64)
+        b = b.to(run.device)
+        gf = dataclasses.replace(new, W=W1, b=b)
+        rf = dataclasses.replace(random_features_like(net, W1), b=b)
+        both = stack_replicas(gf, rf)
+        xf, yf = per_seed(size.n_fit, gen)
+        xt, yt = per_seed(size.n_test, run.generator("multi_index_test", width))
+        with torch.no_grad():
+            fit = ridge_probe(both.features(_repeat(xf, 2)), _repeat(yf, 2), both.features(_repeat(xt, 2)),
+                              _repeat(yt, 2), size.ridge)
+        mses.append(fit["mse"].reshape(2, S))
+        aligns.append(torch.stack([subspace_alignment(W1, U_dev), subspace_alignment(net.W.detach(), U_dev)]))
+    return _on_cpu(MultiIndexResult(tuple(size.widths), torch.stack(mses, 1), torch.stack(aligns, 1), 1.0))

@@ -1,0 +1,187 @@
+"""experiments/feature_emergence.py: the exact steps and gradients of the chapter's recipe against autograd and the
+formulas of Lemma 12, the exactness of pattern coordinates, the batched program (replicas independent and
+reproducible), the probe, the sizes, and the injected-input protocol at toy sizes."""
+
+import dataclasses
+
+import pytest
+import torch
+
+from feature_learning.book.profiles import PROFILES, differences, override, start_run
+from feature_learning.data.bases import orthonormal_dictionary, random_orthogonal
+from feature_learning.data.sparse_coding import SparseCodingTask, parity_set
+from feature_learning.experiments import feature_emergence as fe
+from feature_learning.models.two_layer import (
+    init_symmetric_gaussian,
+    ntk_forward,
+    smoothed_trunc_relu,
+    smoothed_trunc_relu_grad,
+    zeros_like,
+)
+from feature_learning.training.losses import hinge, weighted_hinge
+
+D = torch.float64
+
+
+def gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+def _net(R=3, d=7, width=10, seed=0, noise=0.0):
+    net = init_symmetric_gaussian(R, d, width, sigma_w=0.5, sigma_b=0.3, sigma_a=0.7, generator=gen(seed),
+                                  noise_std=noise)
+    return dataclasses.replace(net.detached(), a=net.a.detach() + 0.05)  # a non-zero output
+
+
+def test_hinge_gradients_are_autograds_with_noise_class_weights_and_chunks():
+    net = _net(noise=0.2)
+    x = torch.randn(3, 50, 7, generator=gen(1), dtype=D)
+    y = torch.where(torch.rand(3, 50, generator=gen(2)) < 0.3, 1.0, -1.0).to(D)
+    weighted = torch.tensor([False, True, True])
+    p = net.detached()
+    out = p(x)
+    loss = torch.where(weighted[:, None], weighted_hinge(out, y), hinge(out, y)).mean(-1).sum()
+    reference = torch.autograd.grad(loss, [p.W, p.b, p.a])
+    ours = fe.hinge_gradients(net, x, y, fe.class_weights(y, weighted), chunk=7)
+    for r, o in zip(reference, ours, strict=True):
+        assert torch.allclose(r, o, rtol=1e-12, atol=1e-15)
+
+
+def test_full_batch_step_erases_the_initialisation_and_follows_lemma_12():
+    g = gen(4)
+    p = init_symmetric_gaussian(2, 8, 12, sigma_w=0.5, sigma_b=0.1, sigma_a=1.0, generator=g).detached()
+    x = torch.randn(50, 8, generator=g, dtype=D).expand(2, -1, -1)
+    y = torch.sign(torch.randn(50, generator=g, dtype=D)).expand(2, -1)
+    assert p(x).abs().max() < 1e-15
+    step = fe.StepConfig(eta=1e-3, lam_a=0.0, lam_w=1 / (2 * 1e-3), noise_std=0.1)
+    p1 = fe.full_batch_step(p, x, y, step)
+    # Lemma 12 at g = 0 (every sample has y g <= 1): dL/dw_i = -a_i E[y sigma'_s(z_i) x]; lambda_w erases w^(0)
+    z = x @ p.W.transpose(1, 2) + p.b[:, None, :]
+    gW = -p.a[:, :, None] * torch.einsum("rn,rni,rnd->rid", y, smoothed_trunc_relu_grad(z, 0.1), x) / 50
+    assert torch.allclose(p1.W, -1e-3 * gW, atol=1e-15)
+    ga = -torch.einsum("rn,rni->ri", y, smoothed_trunc_relu(z, 0.1)) / 50
+    assert torch.allclose(p1.a, p.a - 1e-3 * ga, atol=1e-14)
+    assert torch.allclose(p1.W[:, :6], -p1.W[:, 6:], atol=1e-15)  # mirrored units: opposite w-gradients
+    assert p1.noise_std == 0.0  # the network keeps its own (noiseless) activation
+
+
+def test_stage_gradients_are_autograds():
+    net, init = _net(seed=5), _net(seed=6)
+    rf = dataclasses.replace(init, a=init.a + 0.1)
+    ntk = dataclasses.replace(zeros_like(init), W=1e-2 * torch.randn(init.W.shape, generator=gen(7), dtype=D),
+                              b=1e-2 * torch.randn(init.b.shape, generator=gen(8), dtype=D),
+                              a=1e-1 * torch.randn(init.a.shape, generator=gen(9), dtype=D))
+    x = torch.randn(3, 40, 7, generator=gen(10), dtype=D)
+    y = torch.where(torch.rand(3, 40, generator=gen(11)) < 0.5, 1.0, -1.0).to(D)
+    alpha = fe.class_weights(y, torch.tensor([False, True, False]))
+    ours = fe.stage_gradients(net, rf, init, ntk, x, y, alpha)
+
+    def loss(out):
+        return (alpha * hinge(out, y)).mean(-1).sum()
+
+    n, r, d = net.detached(), dataclasses.replace(rf, trained=("a",)).detached(), ntk.detached()
+    reference = list(torch.autograd.grad(loss(n(x)), [n.W, n.b, n.a]))
+    reference += torch.autograd.grad(loss(r(x)), [r.a])
+    reference += torch.autograd.grad(loss(ntk_forward(init, d, x)), [d.W, d.b, d.a])
+    for expected, got in zip(reference, ours, strict=True):
+        assert torch.allclose(expected, got, rtol=1e-12, atol=1e-14)
+
+
+def test_pattern_coordinates_are_exact_for_the_steps_and_the_stage():
+    """The same run in R^d (x = M z, weights with a component outside span(M)) and in pattern coordinates z."""
+    d, Dp, k, m = 16, 6, 3, 4
+    task = SparseCodingTask(Dp, Dp, k, parity_set(k), p_o=0.5)
+    g = gen(12)
+    A = task.relevant_set(g)
+    Q = random_orthogonal(d, g)
+    M, M_perp = Q[:, :Dp], Q[:, Dp:]
+    z, y = fe.sample_patterns(task, 200, A, g)
+    z, y = z[None], y[None]
+    net_z, perp = fe.symmetric_init(k, Dp, d, m, task.sigma_tilde(), 0.25, g)
+    net_x = dataclasses.replace(net_z, W=net_z.W @ M.T + perp @ M_perp.T)
+    x = z @ M.T
+    assert torch.allclose(net_x(x), net_z(z), atol=1e-14)
+    steps = fe.first_steps(k, m, task.sigma_tilde(), 0.25)
+    (_, two_x), (_, two_z) = fe.two_steps(net_x, x, y, steps), fe.two_steps(net_z, z, y, steps)
+    assert (two_x.W @ M_perp).abs().max() < 1e-12 * two_x.W.abs().max()  # step 1 erased the perpendicular part
+    assert torch.allclose(two_x.W @ M, two_z.W, rtol=1e-10, atol=1e-14)
+    assert torch.allclose(two_x.b, two_z.b, atol=1e-13) and torch.allclose(two_x.a, two_z.a, atol=1e-13)
+    v = torch.zeros(Dp, dtype=D)
+    v[A] = 1.0
+    assert torch.allclose(fe.max_cosine(net_x.W, M @ v), fe.max_cosine(net_z.W, v, perp.pow(2).sum(-1)), atol=1e-12)
+    alpha = torch.ones_like(y)
+    grads_x = fe.stage_gradients(two_x, net_x, net_x, zeros_like(net_x), x, y, alpha)
+    grads_z = fe.stage_gradients(two_z, net_z, net_z, zeros_like(net_z), z, y, alpha)
+    for gx, gz in zip(grads_x, grads_z, strict=True):
+        assert torch.allclose(gx @ M if gx.dim() == 3 else gx, gz, rtol=1e-10, atol=1e-13)
+
+
+def _tiny(**parity):
+    return override(fe.CI, parity={"d": 12, "D": 8, "k": 3, "m": 6, "n": 300, "n_test": 200, "steps": 12,
+                                   "batch": 50, "log_every": 5, "seeds": 2, **parity},
+                    variants={"seeds": 1, "dims": (8, 24)})
+
+
+def test_the_batched_program_is_reproducible_and_its_groups_are_independent():
+    size = _tiny()
+    run = start_run("ci", 3, "cpu")
+    groups = fe.parity_groups(size)
+    a, diag = fe.parity_program(groups, size.parity, run)
+    b, _ = fe.parity_program(groups, size.parity, run)
+    alone, _ = fe.parity_program(groups[1:2], size.parity, run)
+    for key in ("net", "rf", "ntk"):
+        assert torch.equal(a["main"].test_acc[key], b["main"].test_acc[key])
+        assert a["main"].test_acc[key].shape == (2, 2) and a["main"].history[key].shape[1:] == (2, 2)
+    # a group's seeds draw from their own named streams: the same with or without the other groups (up to the
+    # mini-batch draws, which the groups share)
+    assert torch.equal(a["dim_small"].max_cos["two"], alone["dim_small"].max_cos["two"])
+    # within a seed the two settings share the initialisation; seeds differ
+    init = a["main"].max_cos["init"]
+    assert torch.equal(init[:, 0], init[:, 1]) and init[0, 0] != init[1, 0]
+    assert torch.allclose(a["ratio_high"].majority, torch.full((1, 2), 0.9, dtype=D))
+    assert set(a["main"].probes) == {"one", "two"} and set(a["ratio_low"].probes) == {"two", "two_plain"}
+    assert diag.W["init"].shape == (12, 12) and diag.W["two"][:, 8:].abs().max() == 0
+    summary = fe.group_summary(a["main"])
+    assert summary["net"][0] == pytest.approx(float(a["main"].test_acc["net"][:, 0].mean()))
+    assert fe.group_summary(a["dim_small"])["net"][1] is None  # one seed: no standard error
+
+
+def test_probe_is_blind_to_the_scale_of_its_features():
+    f = torch.randn(1, 400, 3, generator=gen(13), dtype=D)
+    y = torch.sign(f[..., 0] + 0.5 * f[..., 1])
+    ft = torch.randn(1, 200, 3, generator=gen(14), dtype=D)
+    yt = torch.sign(ft[..., 0] + 0.5 * ft[..., 1])
+    big = fe.probe(f, y, ft, yt)
+    tiny = fe.probe(0.04 + 1e-10 * f, y, 0.04 + 1e-10 * ft, yt)  # features varying at 1e-10 of their value
+    assert big.item() > 0.95 and tiny.item() == big.item()
+
+
+def test_sizes_are_overrides_of_book():
+    assert set(fe.SIZES) == set(PROFILES) and fe.SIZES["book"] == fe.BOOK
+    changed = dict(differences(fe.SIZES))
+    assert changed["parity.n"] == {"ci": 10_000, "book": 20_000, "full": 50_000}
+    assert fe.source_ratio_sample(10_000, fe.BOOK.parity) == 10_000
+    assert fe.source_ratio_sample(25_000, fe.CI.parity) == round(25_000 * 45 / 95)
+    columns, rows = fe.source_table({"x": fe.TABLE3[2000]})
+    assert columns[1] == "Network" and rows == [["x", "100.0", "75.4", "77.0", "50.01", "100.0", "52.5", "0.998"]]
+
+
+def test_injection_protocol_at_toy_sizes():
+    size = fe.InjectionSizes(teacher_width=4, student_width=5, teacher_steps=5, student_steps=8, n_student=200,
+                             seeds=2)
+    out = fe.injection_experiment(size, start_run("ci", 0, "cpu"))
+    assert out.real_acc.shape == out.injected_acc.shape == (len(out.step), 2, 2)
+    assert torch.allclose(out.injected_label_share.sum(), torch.tensor(1.0, dtype=D))
+
+
+def test_interval_and_hidden_experiments_at_toy_sizes():
+    run = start_run("ci", 0, "cpu")
+    iv = fe.interval_experiment(fe.IntervalSizes(D=20, k=6, low=4, m=5, n=400, n_test=200, n_probe=300), run)
+    assert iv.gamma[1] > 0 and iv.cos_two.shape == (2,) and set(iv.probes) == {"init", "two"}
+    hid = fe.hidden_representation_experiment(fe.HiddenSizes(d=30, D=12, k=6, per_label=4, n=300, m=5), run)
+    assert hid.W["init"].shape == (10, 30) and 0 < hid.cos_pred < 1
+
+
+def test_dictionary_basis_is_orthonormal():
+    M = orthonormal_dictionary(9, 4, gen(15))
+    assert torch.allclose(M.T @ M, torch.eye(4, dtype=D), atol=1e-12)

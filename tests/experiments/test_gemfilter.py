@@ -1,0 +1,121 @@
+"""experiments/gemfilter.py: the chapter's sizes, trainer and runs on small models."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from feature_learning.book.profiles import differences, start_run
+from feature_learning.data.needle_haystack import NeedleVocab, needle_prompts
+from feature_learning.experiments import gemfilter as experiment
+from feature_learning.models.rope_decoder import DecoderConfig, RopeDecoder
+
+
+@pytest.mark.parametrize("profile", ["ci", "book", "full"])
+def test_chapter_sizes_are_consistent(profile):
+    size = experiment.sizes(profile)
+    assert size.model.d_model % size.model.n_heads == 0 and size.model.d_head % 2 == 0  # rotary pairs
+    assert size.probe.length <= size.training.n_max  # the layer-by-layer study stays in distribution
+    assert size.snapkv_window < size.k < size.probe.length and max(size.k_sweep) < size.probe.length
+    assert size.k in size.k_sweep
+    assert any(n <= size.training.n_max for n in size.grid.lengths)
+    assert any(n > size.training.n_max for n in size.grid.lengths)  # the length-generalisation claim has cells
+
+
+def test_ci_changes_only_what_it_says():
+    changed = {path for path, _ in differences(experiment.SIZES)}
+    assert "training.steps" in changed and "model.n_layers" in changed  # full's model, ci's steps
+    assert experiment.CI.model == experiment.BOOK.model
+
+
+def test_new_model_is_seeded_without_touching_the_global_stream():
+    state = torch.random.get_rng_state()
+    a, b = experiment.new_model(experiment.CI.model, 0), experiment.new_model(experiment.CI.model, 0)
+    assert torch.equal(a.embed.key, b.embed.key)
+    assert torch.equal(state, torch.random.get_rng_state())
+
+
+def test_training_path_reduces_the_loss():
+    torch.manual_seed(0)
+    model = RopeDecoder(DecoderConfig(n_layers=2, d_model=32, n_heads=2))
+    recipe = experiment.NeedleTraining(steps=40, batch=16, n_max=16, log_every=10, warmup=5)
+    hist, converged_at = experiment.train_needle_decoder(model, recipe, torch.Generator().manual_seed(0))
+    assert converged_at is None and hist["step"][-1] == 40  # not answered in 40 steps: the most steps
+    assert hist["loss"].shape == (5,) and math.isnan(hist["loss"][0])
+    assert hist["loss"][-1] < 0.6 * hist["loss"][1]
+    assert not model.training
+
+
+def test_convergence_rule():
+    rule = experiment.Convergence(target=0.9, window=3, cooldown=4)
+    for step, exact in enumerate([0.2, 1.0, 1.0, 0.9, 1.0]):
+        rule.observe(step, exact)
+        assert (rule.converged_at is None) == (step < 3)  # the mean of the last 3 reaches 0.9 at step 3
+    assert rule.converged_at == 4 and rule.factor(3) == 1.0 and rule.factor(4) == 1.0
+    assert rule.factor(6) == pytest.approx(0.5) and rule.factor(8) == 0.0 and rule.factor(20) == 0.0
+    assert not rule.done(7) and rule.done(8)
+
+
+def test_first_locating_layer_rule():
+    assert experiment.first_locating_layer(np.array([0.2, 0.95, 0.99, 0.5])) == 3
+    assert experiment.first_locating_layer(np.array([0.2, 0.98, 0.99, 0.5])) == 2
+    assert experiment.first_locating_layer(np.array([0.2, 0.5, 0.7, 0.3])) == 3  # none locates: the best
+
+
+def test_probe_set_covers_every_depth():
+    vocab = experiment.CI.model.vocab
+    probe = experiment.probe_set(vocab, experiment.ProbeSizes(length=20, depths=3, prompts=4),
+                                 torch.Generator().manual_seed(0))
+    assert len(probe) == 12 and probe.tokens.shape == (12, 23)
+    assert probe.needle_pos.tolist() == [2] * 4 + [2 + round(0.5 * 19)] * 4 + [21] * 4
+
+
+def test_kv_cache_sizes_and_grid_on_an_untrained_model():
+    size = experiment.CI
+    run = start_run("ci", 0, "cpu")
+    model = experiment.new_model(DecoderConfig(n_layers=2, d_model=16, n_heads=2), 0).eval()
+    tokens = experiment.timing_prompt(size.model.vocab, 40, run)
+    H, e = model.config.n_heads, model.config.d_head
+    assert experiment.kv_cache_sizes(model, tokens, 1, 8, 0, 4) == {"standard": 2 * 2 * H * 40 * e,
+                                                                   "gemfilter": 2 * 2 * H * 8 * e}
+    after = experiment.kv_cache_sizes(model, tokens, 1, 8, 2, 4)
+    assert after["standard"] == 2 * 2 * H * 42 * e and after["snapkv"] == after["one-run"] == 2 * 2 * H * 10 * e
+
+
+def test_accuracy_grid_splits_at_the_training_length():
+    full = np.zeros((2, 3, 4))
+    full[:, 2] = 1.0  # only the longest length answered
+    grid = experiment.AccuracyGrid((16, 64, 128), np.array([0.0, 1.0]), full, 1 - full, n_max=64)
+    assert grid.in_distribution.tolist() == [True, True, False]
+    assert grid.outcomes("full", True).shape == (16,) and grid.mean("full", True) == 0.0
+    assert grid.mean("full", False) == 1.0 and grid.mean("gemfilter", False) == 0.0
+
+
+def test_locate_picks_the_layer_on_the_selection_prompts_and_measures_fresh_ones():
+    vocab = experiment.CI.model.vocab
+    model = experiment.new_model(DecoderConfig(n_layers=3, d_model=16, n_heads=2), 1).eval()
+    sizes = experiment.ProbeSizes(length=12, depths=2, prompts=3)
+    probes = [experiment.probe_set(vocab, sizes, torch.Generator().manual_seed(i), layout)
+              for i, layout in enumerate(("ask_last", "ask_last", "key_last"))]
+    loc = experiment.locate(model, *probes, k=4)
+    assert loc.filter_layer == experiment.first_locating_layer(loc.selection_kept)
+    assert loc.points.shape == loc.points_key_last.shape == loc.kept.shape == (3,)
+    outcomes = experiment.row_ablation(model, probes[1], loc.filter_layer, 4)
+    assert set(outcomes) == {*experiment.ROW_VARIANTS, experiment.LISTING}
+    assert all(o.shape == (6,) and set(np.unique(o)) <= {0.0, 1.0} for o in outcomes.values())
+
+
+def test_localisation_by_layer_against_the_attention_logits():
+    torch.manual_seed(0)
+    model = RopeDecoder(DecoderConfig(n_layers=3, d_model=32, n_heads=4)).eval()
+    p = needle_prompts(NeedleVocab(), 4, 20, torch.Generator().manual_seed(10))
+    loc = experiment.localise_by_layer(model, p.tokens, p.needle_pos, 5)
+    assert loc.head_argmax_at_needle.shape == (3, 4) and loc.distance.shape == (3, 4)
+    assert torch.equal(loc.needle_kept, (loc.distance == 0).float().mean(1))
+    for layer in (1, 3):  # the last row's logits q_T . k_j, written out per head
+        q, k = model.queries_keys(p.tokens, layer)
+        logits = torch.einsum("bhe,bhte->bht", q[:, :, -1], k)
+        at_needle = logits.argmax(-1) == p.needle_pos[:, None]
+        assert torch.equal(loc.head_argmax_at_needle[layer - 1], at_needle.float().mean(0))
+        assert loc.argmax_at_needle[layer - 1] == (logits.sum(1).argmax(-1) == p.needle_pos).float().mean()

@@ -1,0 +1,61 @@
+"""experiments/gradient_features.py at tiny sizes: every run executes, the profile table is complete, the first
+step's identities hold and the arms differ only in the directions of their units."""
+
+import dataclasses
+
+import torch
+
+from feature_learning.book.profiles import PROFILES, differences, start_run
+from feature_learning.experiments import gradient_features as gf
+
+TINY = gf.override(
+    gf.BOOK,
+    emergence={"m": 20, "n_step": 2000, "seeds": 2},
+    parity={"m": 12, "n_step": 4000, "n_fit": 500, "steps": 200, "n_test": 300, "seeds": 2,
+            "ticket_per_threshold": (1,), "ticket_steps": 100},
+    xor={"dims": (10,), "m": 10, "n_step": 2000, "n_fit": 300, "steps": 100, "n_test": 300, "seeds": 2},
+    uniform={"d": 9, "m": 12, "n_step": 4000, "n_fit": 300, "steps": 100, "n_test": 300, "seeds": 2},
+    multi_index={"d": 8, "widths": (8,), "n_step": 2000, "n_fit": 500, "n_test": 500, "seeds": 2},
+)
+
+
+def test_profiles_are_overrides_of_book():
+    assert set(gf.SIZES) == set(PROFILES)
+    paths = {path for path, _ in differences(gf.SIZES)}
+    assert "xor.dims" in paths and "emergence.seeds" in paths
+
+
+def test_emergence_identities():
+    run = start_run("ci", 0, "cpu")
+    em = gf.emergence(TINY.emergence, run)
+    assert float(em.output_at_init.max()) < 1e-12 and float(em.blocks_13.max()) == 0.0
+    assert float(em.blocks_12.max()) < 1e-10
+    assert em.cone_pos.shape == (2, len(gf.GAMMAS)) and (em.cone_pos[:, -1] >= em.cone_pos[:, 0]).all()
+    assert float(em.cos_step.median()) > float(em.cos_init.median())
+
+
+def test_parity_ticket_xor_uniform_multi_index_run():
+    run = start_run("ci", 0, "cpu")
+    par = gf.parity_comparison(TINY.parity, run)
+    assert par.accuracy.shape == (2, 3, 2) and ((par.accuracy >= 0) & (par.accuracy <= 1)).all()
+    ticket = gf.lottery_ticket(TINY.parity, run, par)
+    assert ticket.uniform_accuracy.shape == (3, 1, 2) and ticket.sizes == (13,)
+    xor = gf.xor_mixture(TINY.xor, run)
+    assert xor.accuracy.shape == (2, 1, 2) and float(xor.blocks_12.max()) < 1e-10
+    uni = gf.uniform_sparse_parity(TINY.uniform, run)
+    assert uni.accuracy.shape == (2, 2) and (uni.mass_on_A[0] > uni.mass_on_A[1]).all()
+    mi = gf.multi_index(TINY.multi_index, run)
+    assert mi.test_mse.shape == (2, 1, 2) and (mi.alignment[0] > mi.alignment[1]).all()
+
+
+def test_random_features_keep_the_norms_and_biases():
+    run = start_run("ci", 0, "cpu")
+    net = gf.init_symmetric_gaussian(2, 5, 8, sigma_w=1.0, sigma_a=1.0, bias=-1.0, blocks=4, activation="relu",
+                                     trained=("W", "a"), generator=run.generator("t"))
+    reference = torch.randn(2, 8, 5, dtype=torch.float64)
+    rf = gf.random_features_like(net, reference)
+    assert torch.allclose(rf.W.norm(dim=-1), reference.norm(dim=-1))
+    cos = torch.nn.functional.cosine_similarity(rf.W, net.W.detach(), dim=-1)
+    assert torch.allclose(cos, torch.ones_like(cos)) and torch.equal(rf.b, net.b)
+    both = gf.stack_replicas(net, dataclasses.replace(rf))
+    assert both.replicas == 4

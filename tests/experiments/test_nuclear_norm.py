@@ -1,0 +1,56 @@
+"""The nuclear-norm chapter's runs at tiny sizes: what they measure agrees with independent computations."""
+
+import dataclasses
+
+import torch
+
+from feature_learning.book.profiles import override, start_run
+from feature_learning.experiments import nuclear_norm as ex
+from feature_learning.theory import nuclear_norm as th
+
+TINY = override(
+    ex.CI,
+    population={"samples": 20_000, "full_samples": 4000, "support_samples": 5000, "sweep_gaps": (10, 251),
+                "lambdas": (0.01, 1.0)},
+    finite={"n": 800, "test": 2000, "steps": 100, "nu_steps": 60, "nu_lambdas": (0.03,), "nu_small_lambdas": (0.03,)},
+    toy={"n": 300, "test": 20_000, "steps": 200, "seeds": 1},
+    analogue={"steps": 30, "lambdas": (0.0, 0.01), "seeds": 2, "n_per_domain": 200, "n_test": 200},
+)
+
+
+def test_population_block_optimum_is_stationary_for_the_full_problem():
+    p = ex.population(TINY, start_run("ci", 0))
+    opt = p.optima[0]
+    assert 0 < opt.beta < opt.alpha and opt.ood_accuracy == 0.0 and opt.id_accuracy == 1.0
+    assert p.block_means_gap() < 1e-2
+    assert p.best_supports()[2] in {(0, 1), (0, 2), (1, 2)}  # an invariant pair (Lemma 6.2)
+    assert p.rank_ood_accuracy == 1.0
+    assert p.sweep[0].ood_accuracy == 1.0 and p.sweep[-1].ood_accuracy == 0.0
+
+
+def test_finite_sample_methods_and_the_nu_loss():
+    f = ex.finite_sample(TINY, start_run("ci", 0))
+    assert f.get("ERM-l2").ood_accuracy < 0.05
+    iht = f.get("IHT")
+    assert int((iht.w != 0).sum()) <= TINY.finite.iht_budgets[0] and (iht.w[TINY.finite.r:] == 0).all()
+
+
+def test_toy_accuracies_follow_the_formulas():
+    toy = ex.toy_2d(TINY, start_run("ci", 0))
+    for r in toy.runs:
+        assert float(r.first.min()) > 0
+        assert abs(float(r.id_formula[0]) - th.toy_2d_accuracies(float(r.slopes[0]), 0.7)) < 1e-15
+    assert toy.max_formula_gap() < 0.02
+
+
+def test_domain_analogues_have_the_shapes_and_ranges():
+    for which in ("synthetic", "digits"):
+        a = ex.domain_analogue(TINY, start_run("ci", 0), which)
+        assert a.id_accuracy.shape == (2, 2) and ((a.ood_accuracy >= 0) & (a.ood_accuracy <= 1)).all()
+        assert (a.stable_rank >= 1).all()
+    assert dataclasses.is_dataclass(a)
+
+
+def test_ci_and_full_change_only_sizes():
+    assert ex.SIZES["ci"].population.r == ex.SIZES["book"].population.r
+    assert torch.is_tensor(torch.tensor(ex.SIZES["full"].analogue.lambdas))
