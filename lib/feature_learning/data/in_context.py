@@ -25,6 +25,19 @@ def gaussian_design(B: int, n: int, d: int, generator: torch.Generator, dtype: t
     return X, torch.einsum("bnd,bd->bn", X, theta), theta
 
 
+def flip_labels(y: torch.Tensor, fraction: float, generator: torch.Generator) -> torch.Tensor:
+    """Flip the signs of exactly round(fraction * M) context labels of each prompt, chosen uniformly (the protocol of
+    Figures 5.1-5.2): y (B, M). Draws nothing when no label is flipped."""
+    B, M = y.shape
+    flips = round(fraction * M)
+    if not flips:
+        return y
+    order = torch.rand(B, M, generator=generator).argsort(dim=1)[:, :flips]
+    sign = torch.ones(B, M, dtype=y.dtype)
+    sign.scatter_(1, order, -1.0)
+    return y * sign
+
+
 @dataclasses.dataclass
 class RegressionPrompts:
     X: torch.Tensor  # (B, N, d) context inputs
@@ -67,12 +80,7 @@ def icl_regression_prompts(
     y = torch.einsum("bnd,bd->bn", X, W)
     if sigma:
         y = y + sigma * torch.randn(B, N, generator=generator, dtype=dtype)
-    flips = round(flip_frac * N)
-    if flips:
-        order = torch.rand(B, N, generator=generator).argsort(dim=1)[:, :flips]
-        sign = torch.ones(B, N, dtype=dtype)
-        sign.scatter_(1, order, -1.0)
-        y = y * sign
+    y = flip_labels(y, flip_frac, generator)
     return RegressionPrompts(X=X, y=y, xq=xq, yq=(W * xq).sum(-1), w=W)
 
 
@@ -118,12 +126,7 @@ def sparse_parity_prompts(
 
     phi, y = draw((B, M))
     phi_q, y_q = draw((B,))
-    flips = round(flip_frac * M)
-    if flips:
-        order = torch.rand(B, M, generator=generator).argsort(dim=1)[:, :flips]
-        sign = torch.ones(B, M, dtype=dtype)
-        sign.scatter_(1, order, -1.0)
-        y = y * sign
+    y = flip_labels(y, flip_frac, generator)
     return phi, y, phi_q, y_q
 
 
@@ -166,11 +169,6 @@ def icl_classification_tokens(B: int, M: int, d: int, prior: torch.Tensor, tau: 
     y = torch.sign(torch.einsum("bmd,bd->bm", X, w))
     y = torch.where(y == 0, torch.ones_like(y), y)
     ctx = y[:, :M].clone()
-    flips = round(flip_frac * M)
-    if flips:
-        order = torch.rand(B, M, generator=generator).argsort(dim=1)[:, :flips]
-        sign = torch.ones(B, M, dtype=dtype)
-        sign.scatter_(1, order, -1.0)
-        ctx = ctx * sign
+    ctx = flip_labels(ctx, flip_frac, generator)
     labels = torch.cat([ctx, torch.zeros(B, 1, dtype=dtype)], dim=1)
     return torch.cat([X, labels[..., None]], dim=2), y[:, M]

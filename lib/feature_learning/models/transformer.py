@@ -50,10 +50,12 @@ class Transformer:
         return self.forward_embedded(x, all_positions=all_positions)
 
     def forward_continuous(self, inputs: torch.Tensor) -> torch.Tensor:
-        """Logits (R, N, n_out) for real-valued tokens ``inputs`` (N, T, vocab): ``embed`` acts as a linear map
-        (vocab -> d_model) instead of a lookup table, as for in-context-learning prompts [x_i; y_i]."""
-        T = inputs.shape[1]
-        x = torch.einsum("ntk,rkd->rntd", inputs, self.params["embed"]) + self.params["pos"][:, None, :T]
+        """Logits (R, N, n_out) for real-valued tokens ``inputs`` (N, T, vocab), shared by the replicas, or
+        (R, N, T, vocab), one batch per replica: ``embed`` acts as a linear map (vocab -> d_model) instead of a
+        lookup table, as for in-context-learning prompts [x_i; y_i]."""
+        T = inputs.shape[-2]
+        pattern = "rntk,rkd->rntd" if inputs.ndim == 4 else "ntk,rkd->rntd"
+        x = torch.einsum(pattern, inputs, self.params["embed"]) + self.params["pos"][:, None, :T]
         return self.forward_embedded(x)
 
     def forward_embedded(self, x: torch.Tensor, all_positions: bool = False) -> torch.Tensor:

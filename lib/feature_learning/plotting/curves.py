@@ -165,6 +165,42 @@ def probe_grid(epochs, columns: dict, row_labels: list[str], logy_rows=()) -> pl
     return fig
 
 
+def series_panels(panels: list[dict], width: float = 4.6, height: float = 3.4) -> plt.Figure:
+    """Panels side by side, each on its own axes. A panel is a dict with ``series``: a list of dicts with ``x``,
+    ``y``, optional ``yerr`` (drawn as error bars), ``style`` (a Matplotlib format string, default ``"o-"``),
+    ``label``, ``color`` and ``ms``; or ``matrix``: a 2-D array drawn as a diverging heat map (symmetric colour
+    range, with a colour bar). Optional keys: ``title``, ``xlabel``, ``ylabel``, ``xscale``, ``yscale``, ``hline``
+    (a grey horizontal guide) and ``legend`` (font size; 0 for none)."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(width * len(panels), height), squeeze=False)
+    for ax, panel in zip(axes[0], panels, strict=True):
+        if panel.get("matrix") is not None:
+            matrix = to_numpy(panel["matrix"])
+            bound = float(np.abs(matrix).max()) or 1.0
+            image = ax.imshow(matrix, cmap="RdBu_r", vmin=-bound, vmax=bound)
+            fig.colorbar(image, ax=ax, fraction=0.046)
+        for s in panel.get("series", []):
+            kwargs = {"label": s.get("label"), "ms": s.get("ms", 4)}
+            if s.get("color") is not None:
+                kwargs["color"] = s["color"]
+            if s.get("yerr") is not None:
+                ax.errorbar(to_numpy(s["x"]), to_numpy(s["y"]), yerr=to_numpy(s["yerr"]), fmt=s.get("style", "o-"),
+                            capsize=2, **kwargs)
+            else:
+                ax.plot(to_numpy(s["x"]), to_numpy(s["y"]), s.get("style", "o-"), **kwargs)
+        if panel.get("hline") is not None:
+            ax.axhline(panel["hline"], color="grey", lw=0.6)
+        for key in ("xscale", "yscale"):
+            if panel.get(key):
+                getattr(ax, f"set_{key}")(panel[key])
+        ax.set_title(panel.get("title", ""), fontsize=9)
+        ax.set_xlabel(panel.get("xlabel", ""))
+        ax.set_ylabel(panel.get("ylabel", ""))
+        if panel.get("legend", 7) and any(s.get("label") for s in panel.get("series", [])):
+            ax.legend(fontsize=panel.get("legend", 7))
+    fig.tight_layout()
+    return fig
+
+
 def line_panel(ax, x, series: dict, *, xlabel: str = "", ylabel: str = "", title: str = "", logx: bool = False,
                logy: bool = False, hlines: dict | None = None, vline: float | None = None, ylim=None,
                integer_ticks: bool = False, legend: bool = True):

@@ -1,0 +1,123 @@
+"""The ICL chapter's runs: trainers, gradients and helpers agree with independent computations."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from feature_learning.book.profiles import differences, start_run
+from feature_learning.data.in_context import icl_classification_tokens, random_orthogonal
+from feature_learning.experiments import icl_model_scale as ex
+from feature_learning.measure.in_context import icl_flip_accuracy
+from feature_learning.models.linear_attention import lsa_population_loss
+from feature_learning.models.transformer import TransformerConfig
+from feature_learning.theory import icl as theory
+
+LAM = torch.tensor([2.0, 1.0, 0.5, 0.25], dtype=torch.float64)
+
+
+def gen(s=0):
+    return torch.Generator().manual_seed(s)
+
+
+def test_factor_gradients_equal_autograd():
+    WK = torch.randn(2, 3, 4, 4, generator=gen(0), dtype=torch.float64, requires_grad=True)
+    WQ = torch.randn(2, 3, 4, 4, generator=gen(1), dtype=torch.float64, requires_grad=True)
+    s, xq = torch.randn(2, 1, 16, 4, generator=gen(2), dtype=torch.float64), torch.randn(2, 1, 16, 4, generator=gen(3),
+                                                                                       dtype=torch.float64)
+    yq = torch.randn(2, 1, 16, generator=gen(4), dtype=torch.float64)
+    pred = torch.einsum("rkbd,rkde,rkbe->rkb", s.expand(2, 3, 16, 4), WK.transpose(-1, -2) @ WQ, xq.expand(2, 3, 16, 4))
+    (0.5 * (pred - yq) ** 2).mean(-1).sum().backward()
+    gK, gQ = ex.factor_gradients(WK.detach(), WQ.detach(), s, xq, yq)
+    assert torch.allclose(gK, WK.grad) and torch.allclose(gQ, WQ.grad)
+
+
+def test_exact_training_recovers_the_rank_r_optimum():
+    Q = random_orthogonal(4, gen())
+    U = ex.train_rank_r_exact(Q @ torch.diag(LAM) @ Q.T, 16, (1, 2, 4), gen(1), max_iter=3000)
+    for k, r in enumerate((1, 2, 4)):
+        U_star = theory.optimal_U(Q, LAM, 16, r)
+        assert float((U[k] - U_star).norm() / U_star.norm()) < 1e-3
+
+
+def test_sgd_on_sampled_prompts_lands_near_v_star():
+    Q = random_orthogonal(4, gen())
+    s = dataclasses.replace(ex.BOOK.sgd, steps=400, batch=256, replicas=2)
+    U = ex.train_rank_r_sgd(Q, LAM, 16, (1, 2, 4), s, gen(2))
+    assert U.shape == (2, 3, 4, 4)
+    for k, r in enumerate((1, 2, 4)):
+        v = torch.diagonal(Q.T @ U[:, k] @ Q, dim1=-2, dim2=-1)
+        v_star = theory.v_star(LAM, 16, r)
+        assert ((v - v_star).norm(dim=-1) / v_star.norm() < 0.1).all()
+        assert torch.linalg.matrix_rank(U[0, k]) == r  # averaging the factors keeps the rank
+        loss = lsa_population_loss(U[:, k], torch.ones(2, dtype=torch.float64), Q @ torch.diag(LAM) @ Q.T, 16)
+        assert ((loss / theory.rank_r_pretraining_loss(LAM, 16, r) - 1).abs() < 0.02).all()
+
+
+def test_min_norm_check_certifies_a_smaller_zero_loss_model():
+    mn = ex.min_norm_check(ex.BOOK)
+    assert mn.certified(mn.own) and mn.own.norm == 75 and mn.norm_construction == pytest.approx(75)
+    assert mn.certified(mn.found) and mn.ratio < 0.7
+
+
+def test_least_squares_slope_and_its_standard_error_match_numpy():
+    x, y, se = [0.0, 1.0, 4.0, 16.0], [1.0, 1.3, 2.1, 5.2], [0.1, 0.1, 0.1, 0.1]
+    slope, slope_se = ex.least_squares_slope(x, y, se)
+    fit, cov = np.polyfit(x, y, 1, w=1 / np.array(se), cov="unscaled")
+    assert slope == pytest.approx(fit[0]) and slope_se == pytest.approx(np.sqrt(cov[0, 0]))
+
+
+def test_reduction_check_is_float_rounding():
+    run = start_run("ci", 0, "cpu")
+    assert ex.reduction_check(ex.setting(ex.CI, run), run) < 1e-10
+
+
+def test_profiles_differ_from_book_only_where_they_say():
+    changed = {path for path, _ in differences(ex.SIZES)}
+    assert "sgd.steps" in changed and "transformer.steps" in changed
+    assert not {"regression.d", "regression.N", "regression.spectrum", "parity.gamma", "exact.ranks"} & changed
+
+
+def test_train_icl_transformer_learns_and_flip_protocol():
+    d, M = 4, 8
+    prior = torch.zeros(d)
+    prior[0] = 1.0
+    cfg = TransformerConfig(vocab=d + 1, seq_len=M + 1, n_out=1, d_model=8, n_heads=2, d_head=4, d_mlp=16,
+                            n_blocks=1)
+    model, hist = ex.train_icl_transformer(cfg, prior, 1.0, M, 150, 64, gen(4), replicas=2, lr=3e-3)
+    assert float(hist["loss"][-1]) < float(hist["loss"][0])  # the logged loss is summed over replicas
+    flips = (0.0, 0.5, 1.0)
+    acc, ref = icl_flip_accuracy(model, prior, 1.0, M, flips, 3000, gen(5), chunk=1000)
+    assert acc.shape == (3, 2) and ref.shape == (3, 2)
+    assert (acc[0] > 0.6).all()  # learned better than chance with clean labels
+    # the prior rule ignores the context labels: identical at every p on common prompts
+    assert torch.allclose(ref[:, 0], ref[0, 0].expand(3))
+    # fully flipped labels negate sum_i y_i <x_i, x_q>: the context rule's accuracy becomes 1 - its clean accuracy
+    assert abs(float(ref[2, 1] + ref[0, 1]) - 1) < 1e-9 and float(ref[0, 1]) > 0.6
+    # p = 0 equals a direct evaluation on the same prompts
+    tokens, yq = icl_classification_tokens(1000, M, d, prior, 1.0, gen(5))
+    with torch.no_grad():
+        direct = (torch.sign(model.forward_continuous(tokens)[..., 0]) == yq).double().mean(-1)
+    acc1, _ = icl_flip_accuracy(model, prior, 1.0, M, (0.0,), 1000, gen(5))
+    assert torch.allclose(acc1[0], direct)
+
+
+def test_best_rank_statistics_read_the_monte_carlo_curve():
+    closed = torch.tensor([[3.0, 2.0, 1.0, 1.01], [3.0, 2.0, 2.5, 4.0]], dtype=torch.float64)
+    mean = torch.tensor([[3.0, 2.0, 1.02, 1.00], [3.1, 2.0, 2.5, 4.0]], dtype=torch.float64)
+    se = torch.full_like(mean, 0.01)
+    tr = ex.Tradeoff((0.0,), [0.0], [1.0], [0.0], (0.0, 1.0), tuple(range(4)), closed, mean, se)
+    assert tr.best_closed == [2, 1] and tr.best_mc == [3, 1]
+    assert abs(tr.ew_z - 10.0) < 1e-9  # (3.1 - 3.0) / 0.01
+    assert abs(tr.best_mc_z - 1.0) < 1e-9  # (1.02 - 1.00) / (0.01 + 0.01); 0 for the second row
+
+
+def test_score_sweep_monte_carlo_matches_and_ignores_the_irrelevant_part():
+    run = start_run("ci", seed=0, device="cpu")
+    size = dataclasses.replace(ex.CI, risk=dataclasses.replace(ex.CI.risk, prompts=4000))
+    sc = ex.score_sweep(size, run, ex.setting(size, run))
+    assert sc.closed.shape == (2, 8) and sc.mean.shape == (2, 8)
+    assert sc.z < 5.0
+    assert sc.irrelevant_low_rank < 1e-20 and float(sc.closed[1, :4].abs().max()) == 0.0
+    assert float(sc.closed[1, 4]) > 0.1
