@@ -78,9 +78,9 @@ class SweepSizes:
     coarse_ks: tuple[int, ...] = (4, 8, 16)
     fine_ks: tuple[int, ...] = (4, 8, 16)
     steps: int = 600
-    fine_steps: int = 600  # fine labels reach their hard margin within Phase I (Prop. 3): they may stop earlier
+    fine_steps: int = 300  # fine labels reach their hard margin within Phase I (Prop. 3): they may stop earlier
     coarse_replicas: int = 6
-    fine_replicas: int = 4
+    fine_replicas: int = 3
     n_test: int = 20  # test samples per subclass, normal and hard
     rhos: tuple[float, ...] = tuple(round(0.025 * i, 3) for i in range(17))  # distractor grid 0 .. 0.4
     early: int = 4  # the Phase-I window t = 0 .. early for the growth-rate ratios
@@ -148,8 +148,7 @@ BOOK = GranularitySizes()
 CI = override(
     BOOK,
     sweep={"fine_ks": (4, 8),  # fine k = 16 has 32 heads of ~350 neurons at d = 48: minutes, not seconds
-           "coarse_replicas": 4, "fine_replicas": 2,  # fewer seeds per run; the claims carry their standard errors
-           "fine_steps": 300},  # half the steps for fine labels: only shortens the side that the claims favour
+           "coarse_replicas": 4, "fine_replicas": 2},  # fewer seeds per run; the claims carry their standard errors
     logtime={"steps": 600, "replicas": 2},  # the slope is fitted on [T/4, T]: 600 steps already reach F ~ 4.5
     pruning={"steps": 100},  # the unpruned network has 2 x 2222 neurons in float64
     hierarchy={"steps": 100, "replicas": 3,  # the eight label functions cost as much as the sweep otherwise
@@ -159,8 +158,8 @@ CI = override(
 )
 FULL = override(
     BOOK,
-    sweep={"coarse_ks": (4, 8, 16, 32), "fine_ks": (4, 8, 16, 32), "steps": 2000, "coarse_replicas": 16,
-           "fine_replicas": 8},  # the notes' full size: k up to 32 (d = 80), longer training, more seeds
+    sweep={"coarse_ks": (4, 8, 16, 32), "fine_ks": (4, 8, 16, 32), "steps": 2000, "fine_steps": 1000,
+           "coarse_replicas": 16, "fine_replicas": 8},  # the notes' full size: k up to 32 (d = 80), more steps, seeds
     logtime={"steps": 5000, "replicas": 8},
     pruning={"k": 8, "steps": 600, "replicas": 2},  # a longer exactness check
     lucky={"trials": 2000},  # a tighter Monte Carlo
