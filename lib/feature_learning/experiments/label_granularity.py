@@ -4,7 +4,7 @@ granularity", arXiv 2023; theory in its appendices B-F).
 
 The theory simulation keeps the structure of appendix B (patch data, per-output neuron groups with frozen output
 weights, softmax cross-entropy, online SGD on exactly balanced fresh batches, the bias schedules of eqs. (7) and
-(93)) and replaces the asymptotic constants, which are unusable at d of a few dozen (ln^10(32) ~ 2e6), by knobs
+(93)) and replaces the asymptotic constants, which are unusable at d of a few dozen (ln^10(32) ~ 2.5e5), by knobs
 (:class:`PatchModel`): the threshold tau (theory sqrt((4 + 2 c0) ln d)), the bias divisor lambda (theory ln^5 d), the
 expected number of neurons above threshold per (output, feature) n_lucky (theory Theta(d^c0 / sqrt(ln d))), the
 per-patch noise norm sigma_zeta sqrt(d) (theory ln^-10 d). Values: the seed notes, section 4.9, with their
@@ -788,3 +788,51 @@ def run_hierarchy(size: GranularitySizes, run: Run) -> dict[str, HierarchyRun]:
         out[name] = HierarchyRun(name=name, G=G, hard_acc=torch.stack(accs, -1), normal_acc=normal_acc,
                                  hard_margin=hard_m, purity=purity, leaf_purity=leaf_purity)
     return out
+
+
+def knob_rows(model: PatchModel) -> list[list]:
+    """The table of appendix B.4's parameter choices against the simulation's knobs."""
+    return [
+        ["dimension $d$", "large", f"max({model.d_min}, 2 + 2k + {model.d_spare})"],
+        ["patches $P$, feature patches $s^*$", r"$P\sigma_\zeta\in\omega(\mathrm{polyln})$, $s^*\in\mathrm{polyln}$",
+         f"{model.P}, exactly {model.s_star} of each kind"],
+        [r"noise per patch $\sigma_\zeta\sqrt d$", r"$\ln^{-10}d$", model.noise],
+        [r"$\gamma$, $s_f$, $\iota$", r"$\le\ln^{-10}d$, $O(1)$, $\le1/\mathrm{polyln}$",
+         f"{model.gamma}, {model.s_f}, {model.iota}"],
+        [r"$\sigma_0$, $\eta$", r"$d^{-C_{\rm init}}$, $\Theta(\sigma_0)$", f"{model.sigma0}, {model.lr}"],
+        [r"threshold $\tau$ (bias $-\tau\sigma_0$)", r"$\sqrt{(4+2c_0)\ln d}$, fine $\sqrt{(2+2c_0)\ln d}$",
+         f"{model.tau} for both"],
+        [r"bias divisor $\lambda$", r"$\ln^5 d$", model.lam],
+        ["neurons per output $m$", r"$\Theta(d^{2+2c_0})$, fine $\Theta(d^{1+2c_0})$",
+         f"{model.width} = {model.n_lucky:g}/Q(τ), pruned at δ = {model.prune_margin}"],
+        ["batch $N$", r"$\Theta(d^2)$, $N/(2k)$ per subclass", f"{model.batch}, max(2, N/(2k)) per subclass"],
+    ]
+
+
+def margin_table(sweep: Sweep, summary: dict) -> tuple[dict, list[list]]:
+    """The margin figure's series (label -> (k, mean, se, format)) and the table rows per (labels, k)."""
+    from feature_learning.measure.statistics import mean_se
+
+    series, rows = {}, []
+    for labels, fmt in (("coarse", "o-"), ("fine", "s-")):
+        ks = sweep.ks(labels)
+        hard = [mean_se(summary[(labels, k)]["hard_margin"]) for k in ks]
+        normal = [mean_se(summary[(labels, k)]["normal_margin"]) for k in ks]
+        series[f"{labels} labels, hard"] = (ks, [h[0] for h in hard], [h[1] for h in hard], fmt)
+        series[f"{labels} labels, normal"] = (ks, [n[0] for n in normal], [n[1] for n in normal], fmt[0] + ":")
+        for k, (hm, hse), (nm, _) in zip(ks, hard, normal, strict=True):
+            rows.append([labels, k, f"{nm:.2f}", f"{hm:.3f} ± {hse:.3f}", f"{k * hm / nm:.3f}",
+                         f"{np.mean(summary[(labels, k)]['rho_half']):.3f}"])
+    return series, rows
+
+
+def hierarchy_table(hier: dict[str, HierarchyRun], rhos) -> list[list]:
+    """One row per label function: G, rho_1/2 (mean ± se), hard margin, normal accuracy, label purities."""
+    from feature_learning.measure.statistics import mean_se
+
+    rows = []
+    for name, h in hier.items():
+        m, se = mean_se(h.rho_half(rhos).numpy())
+        rows.append([name, h.G, f"{m:.3f} ± {se:.3f}", f"{h.hard_margin.mean():.2f}", f"{h.normal_acc.mean():.3f}",
+                     f"{h.purity.mean():.2f}", f"{h.leaf_purity.mean():.2f}"])
+    return rows
