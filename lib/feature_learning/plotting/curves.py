@@ -147,6 +147,18 @@ def loglog_series(x, series: dict, xlabel: str, ylabel: str, hline: float | None
     return fig
 
 
+def _label_panel(ax, panel: dict, xlabel: str, logx: bool, logy: bool) -> None:
+    """Scales, title, axis labels and legend of one panel of :func:`band_panels` / :func:`errorbar_panels`."""
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_title(panel["title"], fontsize=9)
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_ylabel(panel.get("ylabel", ""), fontsize=8)
+    ax.legend(fontsize=7)
+
+
 def band_panels(x, panels: list[dict], xlabel: str = "t", logx: bool = False, logy: bool = False,
                 sharey: bool = False) -> plt.Figure:
     """Panels of curves over seeds against one x: each panel has a ``title``, ``lines``: label -> (curves (T, S) or
@@ -161,14 +173,7 @@ def band_panels(x, panels: list[dict], xlabel: str = "t", logx: bool = False, lo
             ax.axhline(y, color=f"C{7 + i % 3}", lw=0.9, ls="--", label=label)
         for i, (label, xv) in enumerate(panel.get("vlines", {}).items()):
             ax.axvline(xv, color="gray", lw=0.8, ls=(0, (1, 2 + i)), label=label)
-        if logx:
-            ax.set_xscale("log")
-        if logy:
-            ax.set_yscale("log")
-        ax.set_title(panel["title"], fontsize=9)
-        ax.set_xlabel(xlabel, fontsize=8)
-        ax.set_ylabel(panel.get("ylabel", ""), fontsize=8)
-        ax.legend(fontsize=7)
+        _label_panel(ax, panel, xlabel, logx, logy)
     fig.tight_layout()
     return fig
 
@@ -189,14 +194,7 @@ def errorbar_panels(panels: list[dict], xlabel: str, logx: bool = True, logy: bo
                 ax.axhspan(y - half, y + half, color=color, alpha=0.15)
         for label, (xs, ys) in panel.get("reference", {}).items():
             ax.plot(to_numpy(xs), to_numpy(ys), color="gray", lw=0.8, ls=":", label=label)
-        if logx:
-            ax.set_xscale("log")
-        if logy:
-            ax.set_yscale("log")
-        ax.set_title(panel["title"], fontsize=9)
-        ax.set_xlabel(xlabel, fontsize=8)
-        ax.set_ylabel(panel.get("ylabel", ""), fontsize=8)
-        ax.legend(fontsize=7)
+        _label_panel(ax, panel, xlabel, logx, logy)
     fig.tight_layout()
     return fig
 
