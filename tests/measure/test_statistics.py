@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 
@@ -35,3 +37,10 @@ def test_seed_mean_sd_is_the_sample_sd_and_refuses_one_seed():
     means, sds = seed_mean_sd(np.array([[1.0, 5.0], [3.0, 5.0], [5.0, 5.0]]))
     assert means.tolist() == [3.0, 5.0] and sds.tolist() == pytest.approx([2.0, 0.0])
     assert np.isnan(seed_mean_sd([1.0])[1])
+
+
+def test_finite_mean_se_skips_undefined_entries():
+    from feature_learning.measure.statistics import finite_mean_se, mean_se
+
+    assert finite_mean_se([1.0, float("nan"), 3.0, float("inf")]) == mean_se([1.0, 3.0])
+    assert all(math.isnan(v) for v in finite_mean_se([float("nan")]))

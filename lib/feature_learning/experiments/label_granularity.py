@@ -210,11 +210,17 @@ class TrainingRun:
     seconds: float
     extra: dict = dataclasses.field(default_factory=dict)  # further logged quantities (``extra_log``)
 
-    def ratio_at(self, i: int = -1) -> torch.Tensor:
-        """(A_sub(t) - A_sub(0)) / (A_common(t) - A_common(0)) at logged index i, per class, averaged over the
-        classes that have singly-activated neurons for both kinds of feature: (R,)."""
-        per_class = (self.A_sub[i] - self.A_sub[0]) / (self.A_common[i] - self.A_common[0])
+    def ratio_curve(self) -> torch.Tensor:
+        """(A_sub(t) - A_sub(0)) / (A_common(t) - A_common(0)) at every logged step, per class, averaged over the
+        classes where it is defined (singly-activated neurons of both kinds, and a common feature that has moved):
+        (T_log, R); nan where no class qualifies."""
+        per_class = (self.A_sub - self.A_sub[0]) / (self.A_common - self.A_common[0])
+        per_class = torch.where(torch.isfinite(per_class), per_class, torch.nan)
         return per_class.nanmean(-1)
+
+    def ratio_at(self, i: int = -1) -> torch.Tensor:
+        """:meth:`ratio_curve` at logged index i: (R,)."""
+        return self.ratio_curve()[i]
 
     @property
     def ratio(self) -> torch.Tensor:
@@ -617,6 +623,14 @@ def sweep_summary(sweep: Sweep, early: int) -> dict[tuple[str, int], dict[str, n
             "final_loss": r.loss[-1].numpy(),
         }
     return out
+
+
+def replica_curves(curves: torch.Tensor) -> torch.Tensor:
+    """A per-class history (T, R, 2) averaged over the classes where it is defined, keeping the replicas where it is
+    defined throughout: (T, R'). (A replica whose two classes both start without a singly-activated neuron for the
+    common feature has no A*_common; it still trains, through neurons recruited later.)"""
+    mean = curves.nanmean(-1) if curves.dim() == 3 else curves
+    return mean[:, torch.isfinite(mean[1:]).all(0)]
 
 
 def margin_slope(sweep: Sweep, labels: str) -> np.ndarray:

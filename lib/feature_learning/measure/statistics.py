@@ -46,3 +46,11 @@ def paired_one_sided_t(a, b) -> tuple[float, float]:
     d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     result = stats.ttest_1samp(d, 0.0, alternative="greater")
     return float(result.statistic), float(result.pvalue)
+
+
+def finite_mean_se(values) -> tuple[float, float]:
+    """:func:`mean_se` of the finite entries of a 1-d array (a quantity that is undefined for some seeds, e.g. a
+    ratio over an empty set of neurons, is averaged over the seeds where it is defined); nan if none is."""
+    a = np.asarray(values, dtype=float).ravel()
+    a = a[np.isfinite(a)]
+    return mean_se(a) if a.size else (float("nan"), float("nan"))
