@@ -97,3 +97,20 @@ def test_data_features_drive_lucky_neurons_only():
     W[..., : data.n_features] = 2.0e-3  # below tau - delta = 2.6 (units of sigma0 = 1e-3)
     net = PatchConvNet(W, torch.full((1, 1, 1), -3.0e-3, dtype=D))
     assert net(X).abs().max() == 0
+
+
+def test_conditioned_init_has_the_required_singly_activated_neurons():
+    from feature_learning.measure.lucky_neurons import singly_activated
+
+    feats = list(range(8))
+    require = {0: [0, 3], 1: [1]}
+    args = dict(sigma0=1.0, tau=2.0, features=feats, require=require, dtype=D)
+    net = init_thresholded(5, 2, 60, 10, generator=torch.Generator().manual_seed(0), **args)
+    members = singly_activated(net.W[..., feats], 2.0)  # (R, C, m, n)
+    for c, needed in require.items():
+        assert members[:, c][..., needed].any(1).all()
+    assert net.redraws > 0  # 60 neurons: the condition fails often enough to be exercised
+    pruned = init_thresholded(5, 2, 60, 10, generator=torch.Generator().manual_seed(0), prune_margin=0.5, **args)
+    assert pruned.redraws == net.redraws
+    keep = net.W[..., feats].max(-1).values >= 1.5
+    assert torch.equal(pruned.W[0, 0, : int(keep[0, 0].sum())], net.W[0, 0][keep[0, 0]])

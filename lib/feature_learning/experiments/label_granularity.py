@@ -208,6 +208,7 @@ class TrainingRun:
     net: PatchConvNet
     n_responding: torch.Tensor  # (R,) neurons (summed over the two classes' outputs / heads) firing on a clean v_y
     seconds: float
+    redraws: int = 0  # initialisation blocks (output, replica) rejected by the condition of Proposition 1's event
     extra: dict = dataclasses.field(default_factory=dict)  # further logged quantities (``extra_log``)
 
     def ratio_curve(self) -> torch.Tensor:
@@ -249,12 +250,22 @@ def log_times(steps: int, n_log: int, early: int) -> list[int]:
     return sorted(t for t in grid if t <= steps)
 
 
+def required_features(data: MultiViewPatches, labels: str) -> dict[int, list[int]]:
+    """The features each output must start with a singly-activated neuron for (Proposition 1's event, on which the
+    theorems hold): coarse output y its common feature v_y; fine head (y, c) v_y and its own v_{y,c}."""
+    if labels == "coarse":
+        return {y: [data.common(y)] for y in (0, 1)}
+    return {data.fine_label(y, c): [data.common(y), data.subclass(y, c)] for y in (0, 1) for c in range(data.k)}
+
+
 def init_net(model: PatchModel, data: MultiViewPatches, labels: str, replicas: int, generator: torch.Generator,
-             prune: bool = True, device=None) -> PatchConvNet:
+             prune: bool = True, device=None, dtype=torch.float32) -> PatchConvNet:
+    """The thresholded initialisation of :func:`init_thresholded`, conditioned on :func:`required_features`."""
     C = 2 if labels == "coarse" else data.n_subclasses
     return init_thresholded(replicas, C, model.width, data.d, sigma0=model.sigma0, tau=model.tau,
                             generator=generator, features=range(data.n_features),
-                            prune_margin=model.prune_margin if prune else None, device=device)
+                            prune_margin=model.prune_margin if prune else None,
+                            require=required_features(data, labels), dtype=dtype, device=device)
 
 
 def train_run(model: PatchModel, k: int, labels: str, steps: int, replicas: int, run: Run, *,
@@ -308,7 +319,7 @@ def train_run(model: PatchModel, k: int, labels: str, steps: int, replicas: int,
                        A_common=history["A_common"], A_sub=history["A_sub"], F_normal=history["F_normal"],
                        loss=history["loss"], set_sizes_common=set_sizes(members, pairs[0][0] + pairs[1][0]),
                        set_sizes_sub=set_sizes(members, pairs[0][1] + pairs[1][1]), net=net,
-                       n_responding=n_resp, seconds=seconds,
+                       n_responding=n_resp, seconds=seconds, redraws=net.redraws,
                        extra={key: v for key, v in history.items()
                               if key not in ("step", "A_common", "A_sub", "F_normal", "loss")})
 
@@ -450,12 +461,8 @@ def run_pruning(size: GranularitySizes, run: Run) -> Pruning:
     data = model.data(pr.k)
     Fs, nets = {}, {}
     for prune in (True, False):
-        gen = run.generator("pruning", "init")
-        C = 2
-        net = init_thresholded(pr.replicas, C, model.width, data.d, sigma0=model.sigma0, tau=model.tau,
-                               generator=gen, features=range(data.n_features),
-                               prune_margin=model.prune_margin if prune else None, dtype=torch.float64,
-                               device=run.device)
+        net = init_net(model, data, "coarse", pr.replicas, run.generator("pruning", "init"), prune=prune,
+                       device=run.device, dtype=torch.float64)
         W0, b0 = net.W.clone(), net.b.clone()
         batches = run.generator("pruning", "batches")
         Xe, ye, _ = data.sample(2, run.generator("pruning", "eval"), replicas=pr.replicas, dtype=torch.float64,

@@ -23,7 +23,7 @@ neurons (w = 0, b = :data:`PAD_BIAS`) that never fire and never move.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import torch
 
@@ -36,6 +36,7 @@ class PatchConvNet:
 
     W: torch.Tensor  # (R, C, m, d)
     b: torch.Tensor  # (R, C, m)
+    redraws: int = 0  # initialisation blocks rejected by the condition of :func:`init_thresholded`
 
     def __post_init__(self):
         if self.W.dim() != 4 or self.b.shape != self.W.shape[:3]:
@@ -136,21 +137,45 @@ def width_for_lucky(n_lucky: float, tau: float) -> int:
 
 def init_thresholded(replicas: int, n_outputs: int, width: int, d: int, *, sigma0: float, tau: float,
                      generator: torch.Generator, features: Sequence[int] | None = None,
-                     prune_margin: float | None = None, dtype=torch.float32, device=None) -> PatchConvNet:
+                     prune_margin: float | None = None, require: Mapping[int, Sequence[int]] | None = None,
+                     max_draws: int = 1000, dtype=torch.float32, device=None) -> PatchConvNet:
     """w ~ N(0, sigma0^2 I_d), b = -tau sigma0 (appendix B.3 with the threshold tau as a knob), ``width`` neurons per
-    output. With ``prune_margin = delta`` only the neurons whose largest projection on ``features`` is at least
+    output, drawn in float64 one (output, replica) block at a time, so a profile's precision does not change them.
+
+    ``require = {output: [feature, ...]}`` conditions the draw on Proposition 1's event: a block is redrawn until each
+    listed feature has a *singly activated* neuron in that output (at or above tau sigma0 on it, below on every other
+    one of ``features``). The source proves the event with probability 1 - d^-2; at the widths of a simulation it can
+    fail (about 5% per feature at 3 expected neurons), and the draws that fail are rejected. The number of redrawn
+    blocks is in the network's ``redraws``.
+
+    With ``prune_margin = delta`` only the neurons whose largest projection on ``features`` is at least
     (tau - delta) sigma0 are kept, in their original order (the same generator gives the unpruned network's
-    neurons), and outputs are padded to the largest kept count with silent neurons (module docstring).
-    The weights are drawn in float64 one output at a time, so a profile's precision does not change them."""
-    blocks = []
-    for _ in range(n_outputs):
-        blocks.append(sigma0 * torch.randn(replicas, width, d, generator=generator, dtype=torch.float64))
-    W = torch.stack(blocks, dim=1)  # (R, C, m, d)
+    neurons), and outputs are padded to the largest kept count with silent neurons (module docstring)."""
+    idx = None if features is None else torch.as_tensor(list(features))
+    require = dict(require or {})
+    if require and idx is None:
+        raise ValueError("the condition on singly-activated neurons needs the data features")
+    W = torch.empty(replicas, n_outputs, width, d, dtype=torch.float64)
+    redraws = 0
+    for c in range(n_outputs):
+        needed = [int((idx == j).nonzero()[0, 0]) for j in require.get(c, ())] if require else []
+        for r in range(replicas):
+            for _ in range(max_draws):
+                block = sigma0 * torch.randn(width, d, generator=generator, dtype=torch.float64)
+                if not needed:
+                    break
+                above = block[:, idx] >= tau * sigma0
+                single = above & (above.sum(-1, keepdim=True) == 1)
+                if bool(single[:, needed].any(0).all()):
+                    break
+                redraws += 1
+            else:
+                raise RuntimeError(f"no initialisation of output {c} met the condition in {max_draws} draws")
+            W[r, c] = block
     b = torch.full(W.shape[:3], -tau * sigma0, dtype=torch.float64)
     if prune_margin is not None:
-        if features is None:
+        if idx is None:
             raise ValueError("pruning needs the data features (their coordinates) to test the projections on")
-        idx = torch.as_tensor(features)
         keep = W[..., idx].max(dim=-1).values >= (tau - prune_margin) * sigma0  # (R, C, m)
         m_keep = max(1, int(keep.sum(-1).max()))
         order = torch.argsort((~keep).to(torch.int8), dim=-1, stable=True)[..., :m_keep]  # kept first, in order
@@ -158,4 +183,4 @@ def init_thresholded(replicas: int, n_outputs: int, width: int, d: int, *, sigma
         kept = keep.gather(2, order)
         W = W * kept.unsqueeze(-1)
         b = torch.where(kept, -tau * sigma0, torch.full_like(b[..., :m_keep], PAD_BIAS))
-    return PatchConvNet(W=W.to(dtype=dtype, device=device), b=b.to(dtype=dtype, device=device))
+    return PatchConvNet(W=W.to(dtype=dtype, device=device), b=b.to(dtype=dtype, device=device), redraws=redraws)
