@@ -44,3 +44,13 @@ def test_finite_mean_se_skips_undefined_entries():
 
     assert finite_mean_se([1.0, float("nan"), 3.0, float("inf")]) == mean_se([1.0, 3.0])
     assert all(math.isnan(v) for v in finite_mean_se([float("nan")]))
+
+
+
+def test_smallest_step_picks_the_weakest_link_and_its_standard_error():
+    from feature_learning.measure.statistics import smallest_step
+
+    step, se = smallest_step([5.0, 3.0, 2.5, 1.0], [0.1, 0.3, 0.4, 0.1], increasing=False)
+    assert step == 0.5 and abs(se - 0.5) < 1e-12
+    step, se = smallest_step([1.0, 2.0, 1.5], [0.0, 0.3, 0.4], increasing=True)
+    assert step == -0.5 and abs(se - 0.5) < 1e-12

@@ -54,3 +54,14 @@ def finite_mean_se(values) -> tuple[float, float]:
     a = np.asarray(values, dtype=float).ravel()
     a = a[np.isfinite(a)]
     return mean_se(a) if a.size else (float("nan"), float("nan"))
+
+
+
+def smallest_step(means, ses, *, increasing: bool) -> tuple[float, float]:
+    """For a claim that a sequence of means is monotone: the smallest step between consecutive means in the claimed
+    direction (``increasing`` or not) and the standard error of that difference, sqrt(se_i^2 + se_{i+1}^2), for
+    independent estimates. A positive step more than two standard errors from 0 is a monotone trend, not noise."""
+    m, s = np.asarray(means, dtype=float), np.asarray(ses, dtype=float)
+    steps = m[1:] - m[:-1] if increasing else m[:-1] - m[1:]
+    i = int(np.argmin(steps))
+    return float(steps[i]), float(math.hypot(s[i], s[i + 1]))
