@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 
@@ -52,6 +54,14 @@ def test_paired_ratio_against_monte_carlo():
         resampled.append(a[i].mean() / b[i].mean())
     assert abs(se - np.std(resampled)) < 0.1 * se
     assert all(np.isnan(paired_ratio([1.0, 0.0], [0.0, 0.0])))
+
+
+def test_finite_mean_se_skips_undefined_entries():
+    from feature_learning.measure.statistics import finite_mean_se, mean_se
+
+    assert finite_mean_se([1.0, float("nan"), 3.0, float("inf")]) == mean_se([1.0, 3.0])
+    assert all(math.isnan(v) for v in finite_mean_se([float("nan")]))
+
 
 
 def test_smallest_step_picks_the_weakest_link_and_its_standard_error():

@@ -58,6 +58,14 @@ def paired_ratio(a, b) -> tuple[float, float]:
     return float(ratio), float(mean_se(a - ratio * b)[1] / b.mean())
 
 
+def finite_mean_se(values) -> tuple[float, float]:
+    """:func:`mean_se` of the finite entries of a 1-d array (a quantity that is undefined for some seeds, e.g. a
+    ratio over an empty set of neurons, is averaged over the seeds where it is defined); nan if none is."""
+    a = np.asarray(values, dtype=float).ravel()
+    a = a[np.isfinite(a)]
+    return mean_se(a) if a.size else (float("nan"), float("nan"))
+
+
 def smallest_step(means, ses, *, increasing: bool) -> tuple[float, float]:
     """For a claim that a sequence of means is monotone: the smallest step between consecutive means in the claimed
     direction (``increasing`` or not) and the standard error of that difference, sqrt(se_i^2 + se_{i+1}^2), for

@@ -335,3 +335,70 @@ def errorbar_panels(panels: list[dict], width: float = 4.0, height: float = 3.2)
         ax.legend(handles=handles, fontsize=7, loc=panel.get("legend", "best"))
     fig.tight_layout()
     return fig
+
+
+def _label_panel(ax, panel: dict, xlabel: str, logx: bool, logy: bool) -> None:
+    """Scales, title, axis labels and legend of one panel of :func:`band_panels` / :func:`errorbar_band_panels`."""
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_title(panel["title"], fontsize=9)
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_ylabel(panel.get("ylabel", ""), fontsize=8)
+    ax.legend(fontsize=7)
+
+
+
+def band_panels(x, panels: list[dict], xlabel: str = "t", logx: bool = False, logy: bool = False,
+                sharey: bool = False) -> plt.Figure:
+    """Panels of curves over seeds against one x: each panel has a ``title``, ``lines``: label -> (curves (T, S) or
+    (T,), style dict for :func:`mean_band`) or (own x, curves, style), optional ``hlines``: label -> y (dashed
+    reference levels), ``vlines``: label -> x (dotted markers) and ``ylabel``."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.2), squeeze=False, sharey=sharey)
+    for ax, panel in zip(axes[0], panels, strict=True):
+        for label, line in panel.get("lines", {}).items():
+            xs, curves, style = line if len(line) == 3 else (x, *line)
+            mean_band(ax, xs, curves, label=label, **(style or {}))
+        for i, (label, y) in enumerate(panel.get("hlines", {}).items()):
+            ax.axhline(y, color=f"C{7 + i % 3}", lw=0.9, ls="--", label=label)
+        for i, (label, xv) in enumerate(panel.get("vlines", {}).items()):
+            ax.axvline(xv, color="gray", lw=0.8, ls=(0, (1, 2 + i)), label=label)
+        _label_panel(ax, panel, xlabel, logx, logy)
+    fig.tight_layout()
+    return fig
+
+
+
+def errorbar_band_panels(panels: list[dict], xlabel: str, logx: bool = True, logy: bool = False) -> plt.Figure:
+    """Points with error bars against a (log) x, one panel per entry: ``title``, ``ylabel``, ``series``: label ->
+    (x, y, yerr or None, format string), optional ``hlines``: label -> (y, half-width of a shaded band or 0),
+    optional ``reference``: label -> (x, y) drawn as a thin line."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.9 * len(panels), 3.3), squeeze=False)
+    for ax, panel in zip(axes[0], panels, strict=True):
+        for label, (xs, ys, err, fmt) in panel.get("series", {}).items():
+            ax.errorbar(to_numpy(xs), to_numpy(ys), yerr=None if err is None else to_numpy(err), fmt=fmt,
+                        capsize=2, ms=4, lw=1, label=label)
+        for i, (label, (y, half)) in enumerate(panel.get("hlines", {}).items()):
+            color = f"C{7 + i % 3}"
+            ax.axhline(y, color=color, lw=0.9, ls="--", label=label)
+            if half:
+                ax.axhspan(y - half, y + half, color=color, alpha=0.15)
+        for label, (xs, ys) in panel.get("reference", {}).items():
+            ax.plot(to_numpy(xs), to_numpy(ys), color="gray", lw=0.8, ls=":", label=label)
+        _label_panel(ax, panel, xlabel, logx, logy)
+    fig.tight_layout()
+    return fig
+
+
+
+def patch_heatmaps(samples: list[tuple[str, object]], xlabel: str = "feature", ylabel: str = "patch") -> plt.Figure:
+    """Heat maps of patch x feature matrices side by side (e.g. one normal and one hard sample): (title, (P, n))."""
+    fig, axes = plt.subplots(1, len(samples), figsize=(3.2 * len(samples), 3.4), squeeze=False)
+    for ax, (title, mat) in zip(axes[0], samples, strict=True):
+        image = ax.imshow(to_numpy(mat), aspect="auto", cmap="viridis", vmin=0, vmax=1.05)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(xlabel, fontsize=8)
+        ax.set_ylabel(ylabel, fontsize=8)
+    fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8)
+    return fig

@@ -1,0 +1,186 @@
+"""A two-layer convolutional ReLU network on patches with one group of neurons per output and frozen output weights
+(Hong et al., "How does pretraining label granularity affect generalization", eqs. (2)-(3) and (91)):
+
+    F_c(X) = sum_{r <= m} a_{c,r} sum_{p <= P} relu(<w_{c,r}, x_p> + b_{c,r}),   a_{c,r} = 1 (frozen).
+
+The kernel has the patch dimension d and stride d (each neuron sees one patch at a time) and the pooling is a sum.
+Neurons are not shared between outputs (appendix B.2's remark). Batched over a leading replica axis R:
+W (R, C, m, d), b (R, C, m); inputs X (R, N, P, d); outputs F (R, N, C).
+
+The loss is the softmax cross-entropy of eq. (4); :meth:`PatchConvNet.loss` is its mean over the batch divided by P,
+whose gradient is exactly the step of eq. (5) divided by eta: (1/(NP)) sum_n (logit_c(X_n) - 1{y_n = c})
+sum_p relu'(<w, x_np> + b) x_np with relu'(z) = 1{z > 0} (:meth:`PatchConvNet.gradient`, tested against autograd).
+The bias is not trained by gradient: :mod:`feature_learning.training.bias_schedule` moves it.
+
+Initialisation (appendix B.3): w ~ N(0, sigma0^2 I_d), b = -tau sigma0 (the source's tau is sqrt((4 + 2 c0) ln d)
+for coarse and sqrt((2 + 2 c0) ln d) for fine labels; at small d it is a knob). A neuron whose initial projections
+on every data feature lie below (tau - delta) sigma0 never fires if the noise and the feature-noise patches cannot
+lift it by delta sigma0: it gets no gradient, its bias never moves, and it can be dropped at initialisation
+(``prune_margin=delta`` in :func:`init_thresholded`). Outputs with fewer kept neurons are padded with silent
+neurons (w = 0, b = :data:`PAD_BIAS`) that never fire and never move.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+import torch
+
+PAD_BIAS = -1.0e4  # the bias of a padding neuron: relu(<0, x> - 1e4) = 0 for every input
+
+
+@dataclasses.dataclass
+class PatchConvNet:
+    """F_c(X) = sum_r sum_p relu(<w_{c,r}, x_p> + b_{c,r}) for R replicas (shapes in the module docstring)."""
+
+    W: torch.Tensor  # (R, C, m, d)
+    b: torch.Tensor  # (R, C, m)
+    redraws: int = 0  # initialisation blocks rejected by the condition of :func:`init_thresholded`
+
+    def __post_init__(self):
+        if self.W.dim() != 4 or self.b.shape != self.W.shape[:3]:
+            raise ValueError(f"W must be (R, C, m, d) and b (R, C, m), got {tuple(self.W.shape)}, "
+                             f"{tuple(self.b.shape)}")
+
+    @property
+    def replicas(self) -> int:
+        return self.W.shape[0]
+
+    @property
+    def n_outputs(self) -> int:
+        return self.W.shape[1]
+
+    @property
+    def width(self) -> int:
+        return self.W.shape[2]
+
+    def parameters(self) -> list[torch.Tensor]:
+        return [self.W, self.b]
+
+    def preactivation(self, X: torch.Tensor) -> torch.Tensor:
+        """<w_{c,r}, x_{n,p}> + b_{c,r} as (R, N, P, C, m); X (R, N, P, d)."""
+        R, N, P, d = X.shape
+        C, m = self.n_outputs, self.width
+        pre = torch.baddbmm(self.b.reshape(R, 1, C * m), X.reshape(R, N * P, d),
+                            self.W.reshape(R, C * m, d).transpose(1, 2))
+        return pre.view(R, N, P, C, m)
+
+    def __call__(self, X: torch.Tensor) -> torch.Tensor:
+        """F (R, N, C)."""
+        return self._live(X)[0]
+
+    def neuron_outputs(self, X: torch.Tensor) -> torch.Tensor:
+        """Each neuron's pooled output sum_p relu(<w, x_p> + b): (R, N, C, m)."""
+        return torch.relu(self.preactivation(X)).sum(dim=2)
+
+    def _live(self, X: torch.Tensor):
+        """F and the activations of the neurons that fire somewhere in the batch (in any replica): most neurons of
+        a thresholded network are silent, so the ReLU, the pooling and the backward pass run on those only.
+        Returns F (R, N, C), act (R, L, N, P), the live neuron indices (L,) into C*m and their outputs (L,)."""
+        R, N, P, d = X.shape
+        C, m = self.n_outputs, self.width
+        pre = torch.baddbmm(self.b.reshape(R, C * m, 1), self.W.reshape(R, C * m, d),
+                            X.reshape(R, N * P, d).transpose(1, 2))  # (R, C m, N P)
+        live = (pre.amax(dim=(0, 2)) > 0).nonzero().squeeze(-1)
+        act = torch.relu(pre.index_select(1, live)).view(R, -1, N, P)
+        owner = torch.div(live, m, rounding_mode="floor")
+        F = torch.zeros(R, C, N, dtype=X.dtype, device=X.device)
+        F.index_add_(1, owner, act.sum(-1))
+        return F.transpose(1, 2), act, live, owner
+
+    def loss(self, X: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """(1/(N P)) sum_n -ln softmax_{y_n}(F(X_n)), one value per replica (R,); eq. (4) scaled as in eq. (5)."""
+        F = torch.relu(self.preactivation(X)).sum(dim=(2, 4))
+        ce = -torch.log_softmax(F, dim=-1).gather(-1, labels.unsqueeze(-1)).squeeze(-1)
+        return ce.mean(-1) / X.shape[2]
+
+    @torch.no_grad()
+    def gradient(self, X: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The gradient of :meth:`loss` with respect to W in closed form (eq. (5) without -eta), and F (R, N, C)."""
+        R, N, P, d = X.shape
+        C, m = self.n_outputs, self.width
+        F, act, live, owner = self._live(X)
+        g = torch.softmax(F, dim=-1)
+        g.scatter_add_(-1, labels.unsqueeze(-1), -torch.ones_like(g[..., :1]))  # logit_c - 1{y = c}
+        coef = act.sign_().mul_(g.transpose(1, 2).index_select(1, owner).unsqueeze(-1))  # relu'(pre)(logit_c - 1{y=c})
+        grad_live = torch.bmm(coef.view(R, -1, N * P), X.reshape(R, N * P, d))  # (R, L, d)
+        grad = torch.zeros(R, C * m, d, dtype=X.dtype, device=X.device)
+        grad.index_copy_(1, live, grad_live)
+        return grad.view(R, C, m, d) / (N * P), F
+
+    def projections(self, features: Sequence[int] | torch.Tensor) -> torch.Tensor:
+        """<w_{c,r}, v_j> for the dictionary's standard-basis features j: (R, C, m, n_features)."""
+        return self.W[..., torch.as_tensor(features, device=self.W.device)]
+
+
+def merge_heads(F: torch.Tensor, groups: torch.Tensor, n_groups: int | None = None) -> torch.Tensor:
+    """Sum the outputs of each group: F_y = sum_{c in group y} F_c (the transfer of fine heads to the coarse task,
+    remark after Proposition 3). F (..., C), groups (C,) -> (..., n_groups)."""
+    n_groups = int(groups.max()) + 1 if n_groups is None else n_groups
+    out = torch.zeros(*F.shape[:-1], n_groups, dtype=F.dtype, device=F.device)
+    return out.index_add_(-1, groups.to(F.device), F)
+
+
+def gaussian_tail(t: float) -> float:
+    """Q(t) = P[g >= t] for g ~ N(0, 1)."""
+    import math
+
+    return 0.5 * math.erfc(t / math.sqrt(2.0))
+
+
+def width_for_lucky(n_lucky: float, tau: float) -> int:
+    """The width m with m Q(tau) = n_lucky expected neurons above the threshold on a given feature (seed notes,
+    section 4.9: m = n_lucky / Q(tau), 2222 for 3 neurons at tau = 3)."""
+    return int(n_lucky / gaussian_tail(tau))
+
+
+def init_thresholded(replicas: int, n_outputs: int, width: int, d: int, *, sigma0: float, tau: float,
+                     generator: torch.Generator, features: Sequence[int] | None = None,
+                     prune_margin: float | None = None, require: Mapping[int, Sequence[int]] | None = None,
+                     max_draws: int = 1000, dtype=torch.float32, device=None) -> PatchConvNet:
+    """w ~ N(0, sigma0^2 I_d), b = -tau sigma0 (appendix B.3 with the threshold tau as a knob), ``width`` neurons per
+    output, drawn in float64 one (output, replica) block at a time, so a profile's precision does not change them.
+
+    ``require = {output: [feature, ...]}`` conditions the draw on Proposition 1's event: a block is redrawn until each
+    listed feature has a *singly activated* neuron in that output (at or above tau sigma0 on it, below on every other
+    one of ``features``). The source proves the event with probability 1 - d^-2; at the widths of a simulation it can
+    fail (about 5% per feature at 3 expected neurons), and the draws that fail are rejected. The number of redrawn
+    blocks is in the network's ``redraws``.
+
+    With ``prune_margin = delta`` only the neurons whose largest projection on ``features`` is at least
+    (tau - delta) sigma0 are kept, in their original order (the same generator gives the unpruned network's
+    neurons), and outputs are padded to the largest kept count with silent neurons (module docstring)."""
+    idx = None if features is None else torch.as_tensor(list(features))
+    require = dict(require or {})
+    if require and idx is None:
+        raise ValueError("the condition on singly-activated neurons needs the data features")
+    W = torch.empty(replicas, n_outputs, width, d, dtype=torch.float64)
+    redraws = 0
+    for c in range(n_outputs):
+        needed = [int((idx == j).nonzero()[0, 0]) for j in require.get(c, ())] if require else []
+        for r in range(replicas):
+            for _ in range(max_draws):
+                block = sigma0 * torch.randn(width, d, generator=generator, dtype=torch.float64)
+                if not needed:
+                    break
+                above = block[:, idx] >= tau * sigma0
+                single = above & (above.sum(-1, keepdim=True) == 1)
+                if bool(single[:, needed].any(0).all()):
+                    break
+                redraws += 1
+            else:
+                raise RuntimeError(f"no initialisation of output {c} met the condition in {max_draws} draws")
+            W[r, c] = block
+    b = torch.full(W.shape[:3], -tau * sigma0, dtype=torch.float64)
+    if prune_margin is not None:
+        if idx is None:
+            raise ValueError("pruning needs the data features (their coordinates) to test the projections on")
+        keep = W[..., idx].max(dim=-1).values >= (tau - prune_margin) * sigma0  # (R, C, m)
+        m_keep = max(1, int(keep.sum(-1).max()))
+        order = torch.argsort((~keep).to(torch.int8), dim=-1, stable=True)[..., :m_keep]  # kept first, in order
+        W = W.gather(2, order.unsqueeze(-1).expand(-1, -1, -1, d))
+        kept = keep.gather(2, order)
+        W = W * kept.unsqueeze(-1)
+        b = torch.where(kept, -tau * sigma0, torch.full_like(b[..., :m_keep], PAD_BIAS))
+    return PatchConvNet(W=W.to(dtype=dtype, device=device), b=b.to(dtype=dtype, device=device), redraws=redraws)

@@ -1,0 +1,78 @@
+"""Online SGD on the weights with a hand-set bias schedule (Hong et al., "How does pretraining label granularity
+affect generalization", appendix B.3 and F.1), on top of the shared loop.
+
+At every step a fresh batch (X^(t), y^(t)) gives the weight step of eq. (5), Delta w = -eta grad, and the bias
+follows, not a gradient, but
+
+* eq. (7) (coarse labels):  b <- b - ||Delta w||_2 / lambda,
+* eq. (93) (fine labels):   b <- b - min(||Delta w||_2 / lambda, 0.1 max_{n,p} <Delta w, x^(t+1)_{n,p}>),
+  a look-ahead on the next batch,
+
+with lambda = ln^5(d) in the source (a knob here: at d of a few dozen ln^5 d is about 10^3). Both are written as
+gradient-descent steps with step size eta on a pseudo-gradient of b (||grad|| / lambda, resp. the min of eq. (93)
+divided by eta), so the loop is :func:`feature_learning.training.loop.train` with ``optimizer="gd"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import torch
+
+from feature_learning.models.patch_conv import PatchConvNet
+from feature_learning.training.loop import OptimConfig, train
+
+BIAS_RULES = ("eq7", "eq93")
+
+
+def bias_pseudo_gradient(grad_W: torch.Tensor, lam: float, rule: str = "eq7",
+                         X_next: torch.Tensor | None = None) -> torch.Tensor:
+    """The b-"gradient" whose step -eta * it is eq. (7) or eq. (93) for the weight step Delta w = -eta grad_W.
+
+    grad_W (R, C, m, d); X_next (R, N, P, d) the next batch (eq. (93) only). Returns (R, C, m)."""
+    norm = grad_W.norm(dim=-1) / lam
+    if rule == "eq7":
+        return norm
+    if rule != "eq93":
+        raise ValueError(f"unknown bias rule {rule!r}; use one of {BIAS_RULES}")
+    if X_next is None:
+        raise ValueError("eq. (93) looks ahead: give the next batch X_next")
+    R, C, m, d = grad_W.shape
+    # max over the next batch's patches of <Delta w, x> / eta = max of <-grad, x>, for the neurons that moved
+    moved = (norm.reshape(R, C * m) > 0).any(0).nonzero().squeeze(-1)
+    rows = -grad_W.reshape(R, C * m, d).index_select(1, moved)
+    inner = torch.bmm(rows, X_next.reshape(R, -1, d).transpose(1, 2))
+    look = torch.zeros(R, C * m, dtype=grad_W.dtype, device=grad_W.device)
+    look.index_copy_(1, moved, 0.1 * inner.amax(dim=-1))
+    look = look.view(R, C, m)
+    return torch.minimum(norm, look)
+
+
+def train_bias_schedule(net: PatchConvNet, sample: Callable[[int], tuple[torch.Tensor, torch.Tensor]], *,
+                        steps: int, lr: float, lam: float, rule: str = "eq7", log_at: Iterable[int] = (),
+                        log_fn: Callable[[int], dict] | None = None, progress: bool | None = None,
+                        description: str = "") -> dict[str, torch.Tensor]:
+    """Train ``net`` in place for ``steps`` steps on fresh batches ``sample(step)`` = (X (R, N, P, d), labels
+    (R, N)); eq. (5) for W and ``rule`` ("eq7" or "eq93") for b. ``sample`` is called once per step, in order
+    (eq. (93) draws batch t + 1 during step t and trains on it at step t + 1). Returns the loop's history, with
+    ``log_fn(step)`` recorded before the update of each step in ``log_at`` and after the last step."""
+    if rule not in BIAS_RULES:
+        raise ValueError(f"unknown bias rule {rule!r}; use one of {BIAS_RULES}")
+    cache: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def batch(step: int):
+        if step not in cache:
+            cache[step] = sample(step)
+        return cache[step]
+
+    def grad_fn(step: int):
+        X, labels = batch(step)
+        grad_W, _ = net.gradient(X, labels)
+        X_next = batch(step + 1)[0] if rule == "eq93" else None
+        grad_b = bias_pseudo_gradient(grad_W, lam, rule, X_next)
+        cache.pop(step, None)
+        return grad_W, grad_b
+
+    config = OptimConfig(steps=steps, lr=lr, optimizer="gd", warmup=0)
+    return train(net.parameters(), None, config, log_at=log_at, log_fn=log_fn, grad_fn=grad_fn, progress=progress,
+                 description=description)

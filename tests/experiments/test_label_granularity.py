@@ -1,0 +1,84 @@
+"""experiments/label_granularity.py: sizes per profile, a tiny end-to-end run, the summaries and the source's tables."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from feature_learning.book.profiles import start_run
+from feature_learning.experiments import label_granularity as E
+
+TINY = dataclasses.replace(E.PatchModel(), n_lucky=1.0, P=12, s_star=3, d_min=16, d_spare=4, batch=16)
+
+
+def test_profiles_and_derived_sizes():
+    assert set(E.SIZES) == {"ci", "book", "full"}
+    assert E.CI.sweep.fine_ks == (4, 8) and E.BOOK.sweep.steps == E.CI.sweep.steps
+    model = E.PatchModel()
+    assert model.d(8) == 32 and model.d(16) == 48 and model.width == 2222
+    # the pruning margin is safe by the notes' rule at the sweep's length
+    assert model.prune_margin >= model.safe_margin(E.BOOK.sweep.steps)
+
+
+def test_log_times_cover_the_early_window():
+    t = E.log_times(600, 40, 4)
+    assert t[:5] == [0, 1, 2, 3, 4] and t[-1] == 600 and t == sorted(set(t))
+
+
+@pytest.mark.parametrize("labels", E.LABELS)
+def test_tiny_run_and_evaluation(labels):
+    run = start_run("ci", 0, "cpu")
+    r = E.train_run(TINY, 2, labels, 30, 2, run, n_log=5, early=2)
+    assert r.A_common.shape[1:] == (2, 2) and r.F_normal.shape[1] == 2
+    ok = ~torch.isnan(r.A_common[0])  # a class may have no singly-activated neuron at this tiny width
+    assert torch.all(r.A_common[-1][ok] >= r.A_common[0][ok] - 1e-6)  # lucky neurons of the own feature only grow
+    ev = E.evaluate(r.net, TINY, 2, labels, 3, (0.0, 0.2), run.generator("test"))
+    assert ev.hard_acc.shape == (2, 2) and ev.normal_margin.shape == (2,)
+    assert torch.all(ev.rho_half >= 0) and torch.all(ev.rho_half <= 0.2)
+
+
+def test_same_batches_for_coarse_and_fine():
+    """Coarse and fine runs at the same k draw the same batch stream (only the labels differ)."""
+    run = start_run("ci", 3, "cpu")
+    data = TINY.data(2)
+    a = data.sample(2, run.generator("batches", "sweep", 2, "exact"))[0]
+    b = data.sample(2, run.generator("batches", "sweep", 2, "exact"))[0]
+    assert torch.equal(a, b)
+
+
+def test_margin_slope_is_exact_for_a_power_law():
+    class Ev:
+        def __init__(self, m):
+            self.hard_margin = torch.tensor(m)
+
+    sweep = E.Sweep(runs={("coarse", k): None for k in (4, 8, 16)},
+                    evals={("coarse", k): Ev([3.0 / k, 5.0 / k**0.5]) for k in (4, 8, 16)})
+    assert np.allclose(E.margin_slope(sweep, "coarse"), [-1.0, -0.5])
+
+
+def test_empirical_arithmetic():
+    a = E.empirical_arithmetic()
+    assert abs(a["relative_gain"] - 8.76) < 0.005
+    assert a["best_G_resnet34"] == 1103 and a["best_G_resnet50"] == 1103
+    assert a["split_appendix_gap"] == 0 and a["split_main_gap"] == 90
+    assert a["table3_vs_table10"] == 0 and a["random_ids_over_11"] == 0
+    assert a["in1k_best_minus_baseline"] > 0 and a["cross_monotone"] == 1
+    panels = E.empirical_panels()
+    assert [len(p) for p in panels] == [2, 2, 1]
+
+
+def test_hierarchy_label_functions_nest_as_intended():
+    run = start_run("ci", 0, "cpu")
+    hs = E.CI.hierarchy
+    tree = E.hierarchy_tree(E.PatchModel(), hs)
+    leaves = torch.arange(tree.n_leaves).repeat_interleave(6)
+    X, _, _ = tree.sample(len(leaves), run.generator("t"), leaves=leaves)
+    sup = tree.ancestor(leaves, 0)
+    for name in E.HIERARCHY_RUNS:
+        lab = E.pretraining_labels(name, tree, leaves, X, hs, run.generator("l", name), seed=0)
+        assert lab.shape == leaves.shape
+        if name not in ("k-means global",):
+            # every label except the global clustering lies inside one superclass
+            for g in torch.unique(lab):
+                assert len(torch.unique(sup[lab == g])) == 1

@@ -1,0 +1,116 @@
+"""models/patch_conv.py: the per-output convolutional ReLU learner of Hong et al. (eqs. 3, 5): its closed-form
+gradient against autograd, the live-neuron shortcut against the dense forward, pruning as a subset of the unpruned
+initialisation, and the merge of fine heads."""
+
+import math
+
+import torch
+
+from feature_learning.data.multiview_patches import MultiViewPatches
+from feature_learning.models.patch_conv import (
+    PAD_BIAS,
+    PatchConvNet,
+    gaussian_tail,
+    init_thresholded,
+    merge_heads,
+    width_for_lucky,
+)
+
+D = torch.float64
+
+
+def _net_and_batch(C=4, m=6, d=10, R=2, N=5, P=7, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    W = torch.randn(R, C, m, d, generator=g, dtype=D)
+    b = 0.3 * torch.randn(R, C, m, generator=g, dtype=D)
+    X = torch.randn(R, N, P, d, generator=g, dtype=D)
+    labels = torch.randint(0, C, (R, N), generator=g)
+    return PatchConvNet(W, b), X, labels
+
+
+def test_gradient_matches_autograd():
+    net, X, labels = _net_and_batch()
+    grad, F = net.gradient(X, labels)
+    W = net.W.clone().requires_grad_(True)
+    loss = PatchConvNet(W, net.b).loss(X, labels).sum()
+    (auto,) = torch.autograd.grad(loss, W)
+    assert torch.allclose(grad, auto, atol=1e-12, rtol=1e-10)
+    assert torch.allclose(F, torch.relu(net.preactivation(X)).sum(dim=(2, 4)), atol=1e-12)
+
+
+def test_forward_is_the_sum_over_patches_and_neurons():
+    net, X, _ = _net_and_batch(seed=1)
+    F = net(X)
+    brute = torch.zeros_like(F)
+    R, C, m, d = net.W.shape
+    for r in range(R):
+        for n in range(X.shape[1]):
+            for c in range(C):
+                brute[r, n, c] = sum(torch.relu(X[r, n, p] @ net.W[r, c, j] + net.b[r, c, j])
+                                     for p in range(X.shape[2]) for j in range(m))
+    assert torch.allclose(F, brute, atol=1e-12)
+
+
+def test_silent_network_has_zero_output_and_gradient():
+    net, X, labels = _net_and_batch()
+    net = PatchConvNet(net.W, torch.full_like(net.b, PAD_BIAS))
+    grad, F = net.gradient(X, labels)
+    assert F.abs().max() == 0 and grad.abs().max() == 0
+
+
+def test_pruned_init_is_the_unpruned_one_restricted():
+    g1, g2 = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    feats = range(6)
+    full = init_thresholded(2, 3, 500, 12, sigma0=1e-3, tau=2.5, generator=g1, dtype=D)
+    pruned = init_thresholded(2, 3, 500, 12, sigma0=1e-3, tau=2.5, generator=g2, features=feats, prune_margin=0.4,
+                              dtype=D)
+    keep = full.W[..., list(feats)].max(-1).values >= (2.5 - 0.4) * 1e-3
+    for r in range(2):
+        for c in range(3):
+            kept = full.W[r, c][keep[r, c]]
+            n = kept.shape[0]
+            assert torch.equal(pruned.W[r, c, :n], kept)
+            assert torch.all(pruned.b[r, c, :n] == -2.5e-3)
+            assert torch.all(pruned.W[r, c, n:] == 0) and torch.all(pruned.b[r, c, n:] == PAD_BIAS)
+    assert torch.allclose(full.b, torch.full_like(full.b, -2.5e-3))
+
+
+def test_init_scale_and_width_rule():
+    net = init_thresholded(1, 2, 4000, 50, sigma0=0.01, tau=3.0, generator=torch.Generator().manual_seed(0), dtype=D)
+    assert abs(net.W.std().item() / 0.01 - 1) < 0.01
+    assert width_for_lucky(3, 3.0) == int(3 / gaussian_tail(3.0)) == 2222
+    assert abs(gaussian_tail(0.0) - 0.5) < 1e-15 and abs(gaussian_tail(1.0) - 0.15865525393145707) < 1e-12
+
+
+def test_merge_heads_sums_groups():
+    F = torch.arange(12, dtype=D).view(1, 2, 6)
+    groups = torch.tensor([0, 0, 0, 1, 1, 1])
+    out = merge_heads(F, groups)
+    assert torch.equal(out, torch.tensor([[[3.0, 12.0], [21.0, 30.0]]], dtype=D))
+
+
+def test_data_features_drive_lucky_neurons_only():
+    """A neuron far below threshold on every feature stays silent on real data (the premise of pruning)."""
+    data = MultiViewPatches(d=16, P=12, k=2, s_star=3, sigma_zeta=0.05 / math.sqrt(16))
+    X, y, _ = data.sample(4, torch.Generator().manual_seed(0), dtype=D)
+    W = torch.zeros(1, 1, 1, 16, dtype=D)
+    W[..., : data.n_features] = 2.0e-3  # below tau - delta = 2.6 (units of sigma0 = 1e-3)
+    net = PatchConvNet(W, torch.full((1, 1, 1), -3.0e-3, dtype=D))
+    assert net(X).abs().max() == 0
+
+
+def test_conditioned_init_has_the_required_singly_activated_neurons():
+    from feature_learning.measure.lucky_neurons import singly_activated
+
+    feats = list(range(8))
+    require = {0: [0, 3], 1: [1]}
+    args = dict(sigma0=1.0, tau=2.0, features=feats, require=require, dtype=D)
+    net = init_thresholded(5, 2, 60, 10, generator=torch.Generator().manual_seed(0), **args)
+    members = singly_activated(net.W[..., feats], 2.0)  # (R, C, m, n)
+    for c, needed in require.items():
+        assert members[:, c][..., needed].any(1).all()
+    assert net.redraws > 0  # 60 neurons: the condition fails often enough to be exercised
+    pruned = init_thresholded(5, 2, 60, 10, generator=torch.Generator().manual_seed(0), prune_margin=0.5, **args)
+    assert pruned.redraws == net.redraws
+    keep = net.W[..., feats].max(-1).values >= 1.5
+    assert torch.equal(pruned.W[0, 0, : int(keep[0, 0].sum())], net.W[0, 0][keep[0, 0]])
