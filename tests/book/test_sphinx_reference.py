@@ -13,3 +13,16 @@ def test_every_module_is_in_a_section():
                 if not info.name.rsplit(".", 1)[-1].startswith("_")}
     assert names == expected
     assert set(groups) <= {key for key, _ in SECTIONS}
+
+
+def test_docstring_bars_and_trailing_underscores_are_escaped():
+    from docutils.core import publish_doctree
+
+    from feature_learning.book.sphinx_reference import escape_bars
+
+    lines = ["the rates (rho_+ + rho_-)/2, |x| and q_ alone; x_i and ``keep`` stay"]
+    escape_bars(None, "function", "f", None, {}, lines)
+    assert lines == [r"the rates (rho_+ + rho\_-)/2, \|x\| and q\_ alone; x_i and ``keep`` stay"]
+    doctree = publish_doctree("\n".join(lines), settings_overrides={"report_level": 5})
+    assert "rho_+ + rho_-" in doctree.astext() and "|x|" in doctree.astext()
+    assert not doctree.traverse(lambda n: n.tagname in ("reference", "substitution_reference", "problematic"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 
 from docutils import nodes
 from docutils.statemachine import StringList
@@ -63,9 +64,15 @@ class LibraryReference(SphinxDirective):
         return container.children
 
 
+# A word ending in an underscore before a space or punctuation (rho, underscore, minus) is a hyperlink reference to
+# reStructuredText; docstrings mean a subscript.
+TRAILING_UNDERSCORE = re.compile(r"(?<=\w)_(?=$|[\s\-.,:;!?/'\")\]}>])")
+
+
 def escape_bars(app, what, name, obj, options, lines):
-    """Docstrings write norms and absolute values as |x|, which reStructuredText reads as a substitution: escape it."""
-    lines[:] = [line.replace("|", "\\|") for line in lines]
+    """Docstrings write norms and absolute values as |x|, which reStructuredText reads as a substitution, and
+    subscripts written as a trailing underscore, which it reads as a reference: escape both."""
+    lines[:] = [TRAILING_UNDERSCORE.sub(r"\\_", line.replace("|", "\\|")) for line in lines]
 
 
 def setup(app):

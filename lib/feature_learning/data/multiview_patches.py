@@ -4,7 +4,7 @@ data of Allen-Zhu & Li).
 
 A sample is ``X = (x_1, ..., x_P)`` in R^{P x d}. The dictionary is orthonormal; Gaussian noise and a Gaussian
 initialisation are rotation invariant, so we take the standard basis ``v_j = e_j`` without loss of generality
-(:meth:`MultiViewPatches.features` lists the indices). For a *normal* sample of subclass ``(y, c)``:
+(``MultiViewPatches.features`` lists the indices). For a *normal* sample of subclass ``(y, c)``:
 
 * (a) common-feature patches ``x_p = alpha_p v_y + zeta_p``, ``alpha_p ~ U[sqrt(1 - iota), sqrt(1 + iota)]``;
 * (b) subclass-feature patches ``x_p = alpha_p v_{y,c} + zeta_p`` on patches that are not common-feature patches;

@@ -259,7 +259,8 @@ def required_features(data: MultiViewPatches, labels: str) -> dict[int, list[int
 
 def init_net(model: PatchModel, data: MultiViewPatches, labels: str, replicas: int, generator: torch.Generator,
              prune: bool = True, device=None, dtype=torch.float32) -> PatchConvNet:
-    """The thresholded initialisation of :func:`init_thresholded`, conditioned on :func:`required_features`."""
+    """The thresholded initialisation
+    (:func:`~feature_learning.models.patch_conv.init_thresholded`), conditioned on :func:`required_features`."""
     C = 2 if labels == "coarse" else data.n_subclasses
     return init_thresholded(replicas, C, model.width, data.d, sigma0=model.sigma0, tau=model.tau,
                             generator=generator, features=range(data.n_features),
@@ -743,7 +744,7 @@ class HierarchyRun:
 
 
 def run_hierarchy(size: GranularitySizes, run: Run) -> dict[str, HierarchyRun]:
-    """Every label function of :data:`HIERARCHY_RUNS` on independent training sets per replica (the same images for
+    """Every label function of ``HIERARCHY_RUNS`` on independent training sets per replica (the same images for
     every label function at a given sample size), trained for ``steps`` minibatch steps (64 images drawn with
     replacement) with eq. (7) (two classes) or eq. (93) (more), merged to the superclasses and tested on hard
     images with distractors."""

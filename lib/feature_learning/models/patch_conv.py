@@ -17,7 +17,7 @@ for coarse and sqrt((2 + 2 c0) ln d) for fine labels; at small d it is a knob). 
 on every data feature lie below (tau - delta) sigma0 never fires if the noise and the feature-noise patches cannot
 lift it by delta sigma0: it gets no gradient, its bias never moves, and it can be dropped at initialisation
 (``prune_margin=delta`` in :func:`init_thresholded`). Outputs with fewer kept neurons are padded with silent
-neurons (w = 0, b = :data:`PAD_BIAS`) that never fire and never move.
+neurons (w = 0, b = ``PAD_BIAS``) that never fire and never move.
 """
 
 from __future__ import annotations
