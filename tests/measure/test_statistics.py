@@ -35,3 +35,12 @@ def test_seed_mean_sd_is_the_sample_sd_and_refuses_one_seed():
     means, sds = seed_mean_sd(np.array([[1.0, 5.0], [3.0, 5.0], [5.0, 5.0]]))
     assert means.tolist() == [3.0, 5.0] and sds.tolist() == pytest.approx([2.0, 0.0])
     assert np.isnan(seed_mean_sd([1.0])[1])
+
+
+def test_smallest_step_picks_the_weakest_link_and_its_standard_error():
+    from feature_learning.measure.statistics import smallest_step
+
+    step, se = smallest_step([5.0, 3.0, 2.5, 1.0], [0.1, 0.3, 0.4, 0.1], increasing=False)
+    assert step == 0.5 and abs(se - 0.5) < 1e-12
+    step, se = smallest_step([1.0, 2.0, 1.5], [0.0, 0.3, 0.4], increasing=True)
+    assert step == -0.5 and abs(se - 0.5) < 1e-12

@@ -215,3 +215,16 @@ def test_steps_to_reach_is_importable_from_the_loop():
     curve = torch.tensor([[0.1, 0.0], [0.6, 0.2], [0.9, 0.3]])
     out = metrics.steps_to_reach(curve, torch.tensor([0, 10, 20]), 0.5)
     assert out[0] == 10 and math.isinf(out[1])
+
+
+def test_progress_shows_in_an_interactive_kernel_only(monkeypatch):
+    import types
+
+    monkeypatch.delenv(loop.PROGRESS_ENV, raising=False)
+    monkeypatch.setattr(loop.sys, "stderr", io.StringIO())
+    kernel = types.SimpleNamespace(_allow_stdin=True)
+    fake_ipython = types.SimpleNamespace(get_ipython=lambda: types.SimpleNamespace(kernel=kernel))
+    monkeypatch.setitem(loop.sys.modules, "IPython", fake_ipython)
+    assert progress_wanted()  # a notebook frontend: its requests allow input
+    kernel._allow_stdin = False  # papermill, nbval, the book's execution
+    assert not progress_wanted()

@@ -64,7 +64,7 @@ class Chapter:
         return self.run.device
 
     def generator(self, name: str, *keys: Any):
-        """The chapter's named random stream (:meth:`Run.generator`)."""
+        """The chapter's named random stream (:meth:`~feature_learning.book.profiles.Run.generator`)."""
         return self.run.generator(name, *keys)
 
     # -- glue ---------------------------------------------------------------------------------------------------

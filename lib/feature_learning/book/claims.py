@@ -6,7 +6,7 @@ A chapter records every claim through one :class:`ClaimLedger`, then calls :meth
 * writes it as JSON to ``$BOOK_CLAIMS_DIR/<chapter>.json`` (default ``<project root>/_build/claims``),
 * raises :class:`ClaimFailed` if any claim failed, so the notebook (and CI, and the book build) fails.
 
-Every claim has a ``kind`` saying what kind of evidence it is (:data:`KINDS`):
+Every claim has a ``kind`` saying what kind of evidence it is (``KINDS``):
 
 * ``reproduction``: a number measured by this chapter's simulation or training, against the source's claim;
 * ``derivation``: an exact or symbolic check (a SymPy identity, a closed form against brute force, float64 rounding);
@@ -14,11 +14,12 @@ Every claim has a ``kind`` saying what kind of evidence it is (:data:`KINDS`):
   counted as a reproduction.
 
 Bounds are fixed in advance: the source's number with a stated margin. A stochastic measurement passes ``se=`` (its
-standard error over seeds or samples); a claim whose measured value lies within :data:`NOISE_SES` standard errors of
+standard error over seeds or samples); a claim whose measured value lies within ``NOISE_SES`` standard errors of
 its bound is not yet a claim, and fails as *within noise of its bound*, whichever side it is on.
 
 A claim that is known not to reproduce is recorded with ``known_failure="why"``: it is shown and reported as
-*not reproduced* and does not raise; if it starts to pass, :meth:`finish` raises so the chapter's text is updated.
+*not reproduced* and does not raise; if it starts to pass, :meth:`ClaimLedger.finish` raises so the chapter's text
+is updated.
 A documented failure is a property of the claim: it must hold at every seed, profile and device.
 """
 

@@ -1,39 +1,388 @@
-"""Sizes of the chapter "Looped transformers run multi-step gradient descent" (dissertation ch. 8)."""
+"""Chapter "Looped transformers run multi-step gradient descent" (dissertation ch. 8): sizes, recipes and runs.
+
+Every run uses the looped transformer itself (:func:`feature_learning.models.linear_attention.looped_transformer`,
+the masked attention of Definition 8.6 iterated as in Definition 8.7); the closed forms of
+:mod:`feature_learning.theory.looped` are what the runs are compared with, never a stand-in for them.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
-from feature_learning.book.profiles import by_profile
+import numpy as np
+import torch
+
+from feature_learning.book.profiles import Run, override
+from feature_learning.data.in_context import gaussian_design
+from feature_learning.models.linear_attention import (
+    gd_construction,
+    gd_iterates,
+    looped_query_rows,
+    looped_transformer,
+    prompt_matrix,
+)
+from feature_learning.plotting.curves import curve_panels, loglog_series
+from feature_learning.theory import looped as theory
+from feature_learning.training.loop import OptimConfig, train
+
+DTYPE = torch.float64  # the source's experiment is float64 linear algebra on tiny matrices
+FLOAT_RELIABLE = -40.0  # ln of a squared error (|error| ~ 2e-9) above which float64 iterates are exact to ~1e-6
+SOURCE_KAPPA = {16: 4.57, 32: 3.13, 64: 2.07, 128: 1.62}  # Sec. 8.6: mean kappa over 10 trials, d = 4
+SOURCE_TRIALS = 10
+
+
+@dataclasses.dataclass(frozen=True)
+class Figure81Sizes:
+    ns: tuple[int, ...] = (16, 32, 64, 128)  # context sizes of Figure 8.1
+    T: int = 200  # loops (GD steps)
+    trials: int = 10  # prompts drawn per n (10 in the source)
+    kappa_trials: int = 20_000  # prompts per n for the mean condition number
+    slope_prompts: int = 2000  # prompts per n whose loops are run to measure the slope of the error
+
+
+@dataclasses.dataclass(frozen=True)
+class ContextSizes:
+    loops: tuple[int, ...] = (10, 20, 40)  # T at which the error is measured against n
+    n_grid: tuple[int, ...] = (6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
+    prompts: int = 2000
+    target: float = 1e-3  # the error level whose required context size is compared across T
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainSizes:
+    n: int = 32  # context size
+    loops: tuple[int, ...] = (2, 4)
+    steps: int = 1500
+    batch: int = 64
+    restarts: int = 8  # independent initialisations, trained as one batched program; about half reach the good basin
+    eval_prompts: int = 4000
+    lr: float = 3e-2
+    init_scale: float = 0.01
 
 
 @dataclasses.dataclass(frozen=True)
 class LoopedSizes:
-    d: int  # dimension (section 8.6: 4)
-    ns: tuple[int, ...]  # context sizes of Figure 8.1
-    T: int  # loops / GD steps of Figure 8.1 (200)
-    trials: int  # prompts per n for the curves of Figure 8.1 (10 in the source)
-    kappa_trials: int  # prompts per n for the mean condition number
-    n_grid: tuple[int, ...]  # context sizes for error against n
-    train_n: int  # context size of the trained looped transformer
-    train_loops: tuple[int, ...]  # loop counts trained from scratch
-    train_steps: int
-    train_batch: int
-    train_restarts: int
+    d: int = 4  # dimension (Sec. 8.6)
+    check_prompts: int = 64  # prompts on which the loop is compared with GD
+    fig81: Figure81Sizes = Figure81Sizes()
+    context: ContextSizes = ContextSizes()
+    train: TrainSizes = TrainSizes()
 
 
-SIZES = {
-    "ci": LoopedSizes(d=4, ns=(16, 32, 64, 128), T=200, trials=10, kappa_trials=4000,
-                      n_grid=(6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256), train_n=32, train_loops=(2, 4),
-                      train_steps=400, train_batch=64, train_restarts=2),
-    "book": LoopedSizes(d=4, ns=(16, 32, 64, 128), T=200, trials=10, kappa_trials=20000,
-                        n_grid=(6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512), train_n=32,
-                        train_loops=(2, 4), train_steps=600, train_batch=64, train_restarts=2),
-    "full": LoopedSizes(d=4, ns=(16, 32, 64, 128), T=200, trials=10, kappa_trials=100000,
-                        n_grid=(6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024), train_n=32,
-                        train_loops=(2, 4, 8), train_steps=5000, train_batch=1024, train_restarts=8),
-}
+BOOK = LoopedSizes()
+CI = override(
+    BOOK,
+    fig81={"kappa_trials": 4000},  # the kappa means need fewer prompts to sit well inside their bounds
+    context={"n_grid": (6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)},  # the target is met by n = 32 already
+)
+FULL = override(
+    BOOK,
+    fig81={"kappa_trials": 100_000},
+    context={"n_grid": (*BOOK.context.n_grid, 1024), "prompts": 20_000},
+    train={"loops": (2, 4, 8), "steps": 5000, "batch": 1024, "restarts": 16},  # the notes' L4 size
+)
+SIZES = {"ci": CI, "book": BOOK, "full": FULL}
 
 
-def sizes(profile: str) -> LoopedSizes:
-    return by_profile(profile, SIZES)
+def iterate_errors(X: torch.Tensor, theta_star: torch.Tensor, etas) -> torch.Tensor:
+    """Run the constructed looped transformer (alpha = 1, q^(0) = 0) and return ln ||theta^(t) - theta*||^2 for
+    t = 0..T, shape (T+1, B); theta^(t) = -q^(t) / alpha (Theorem 8.14) is read off the transformer's query row."""
+    B, _, d = X.shape
+    Q, P = gd_construction(d, X.dtype)
+    alpha = torch.ones(B, dtype=X.dtype)
+    y = torch.einsum("bnd,bd->bn", X, theta_star)
+    _, qs = looped_transformer(prompt_matrix(X, y, alpha), Q, P, etas, return_path=True)
+    return torch.stack([((-q - theta_star) ** 2).sum(-1) for q in qs]).clamp_min(1e-300).log()
+
+
+# -- Experiment 1: one loop is one GD step ------------------------------------------------------------------------
+def loop_equals_gd(size: LoopedSizes, run: Run) -> float:
+    """max |q^(t) + alpha theta^(t)| and |TF - alpha theta^(T)| over every loop, prompt and two schedules: 50 random
+    step sizes (a different one per prompt and loop) and T = Figure 8.1's loops at the per-prompt 1/L (Thm 8.14)."""
+    g = run.generator("loop_vs_gd")
+    X, y, _ = gaussian_design(size.check_prompts, 32, size.d, g, DTYPE)
+    alpha = torch.randn(size.check_prompts, generator=g, dtype=DTYPE)
+    Q, P = gd_construction(size.d)
+    L = torch.linalg.eigvalsh(X.transpose(1, 2) @ X)[:, -1]
+    random_steps = [torch.rand(size.check_prompts, generator=g, dtype=DTYPE) / L for _ in range(50)]
+    gap = 0.0
+    for etas in (random_steps, [1 / L] * size.fig81.T):
+        tf, qs = looped_transformer(prompt_matrix(X, y, alpha), Q, P, etas, return_path=True)
+        thetas = gd_iterates(X, y, etas)
+        gap = max(gap, float((tf - alpha[:, None] * thetas[-1]).abs().max()),
+                  *(float((q + alpha[:, None] * th).abs().max()) for q, th in zip(qs, thetas, strict=True)))
+    return gap
+
+
+# -- Experiment 2: Figure 8.1 ------------------------------------------------------------------------------------
+@dataclasses.dataclass
+class Figure81Panel:
+    n: int
+    kappa: torch.Tensor  # (trials,) condition numbers of the plotted prompts
+    iterated: torch.Tensor  # (T+1, trials) ln normalised squared error of the looped transformer's iterates
+    exact: torch.Tensor  # (T+1, trials) the same from the eigen-decomposition (no float floor)
+    kappa_mean: float  # over kappa_trials prompts
+    kappa_sd: float
+    kappa_se: float  # standard error of kappa_mean
+    slope: float  # mean fitted slope of the ln error in t over slope_prompts prompts
+    slope_se: float
+    slope_ratio: float  # mean of slope / (-1/kappa) over the same prompts: 1 would be the source's bound
+    slope_ratio_se: float
+
+    @property
+    def reliable(self) -> torch.Tensor:
+        """Where the float64 iterates are exact: ln error above ``FLOAT_RELIABLE``."""
+        return self.exact > FLOAT_RELIABLE
+
+
+def fitted_slopes(log_errors: torch.Tensor) -> torch.Tensor:
+    """Least-squares slope in t of each column of ``log_errors`` (T+1, B) over its reliable part (ln error above
+    ``FLOAT_RELIABLE``), vectorised over the columns."""
+    t = torch.arange(log_errors.shape[0], dtype=log_errors.dtype)[:, None]
+    w = (log_errors > FLOAT_RELIABLE).to(log_errors.dtype)
+    count = w.sum(0)
+    t_mean, e_mean = (w * t).sum(0) / count, (w * log_errors).sum(0) / count
+    return (w * (t - t_mean) * (log_errors - e_mean)).sum(0) / (w * (t - t_mean) ** 2).sum(0)
+
+
+@dataclasses.dataclass
+class Figure81:
+    panels: list[Figure81Panel]
+    T: int
+
+    @property
+    def ts(self) -> torch.Tensor:
+        return torch.arange(self.T + 1, dtype=DTYPE)
+
+    def max_iterated_vs_exact(self) -> float:
+        """Largest |iterated - exact| in ln units where the iterates are reliable (closed form vs the loop)."""
+        return max(float((p.iterated - p.exact)[p.reliable].abs().max()) for p in self.panels)
+
+    def below_source_bound(self) -> float:
+        """Largest (iterated ln error + t / kappa) over reliable t and all prompts: <= 0 means every curve of the
+        looped transformer lies below the source's bound -t/kappa (Thm 8.25 with R = 1)."""
+        after = self.ts[:, None] >= 1  # at t = 0 both sides are 0
+        return max(float((p.iterated + self.ts[:, None] / p.kappa)[p.reliable & after].max()) for p in self.panels)
+
+
+def query_row_errors(X: torch.Tensor, theta: torch.Tensor, loops: int) -> torch.Tensor:
+    """ln ||theta^(t) - theta*||^2, t = 0..loops, of the constructed looped transformer with eta = 1/L and alpha = 1,
+    run on its query row (:func:`~feature_learning.models.linear_attention.looped_query_rows`): shape (loops+1, B)."""
+    B, _, d = X.shape
+    Q, P = gd_construction(d, X.dtype)
+    Xy = torch.cat([X, torch.einsum("bnd,bd->bn", X, theta)[..., None]], dim=2)
+    z0 = torch.cat([torch.zeros(B, d, dtype=X.dtype), torch.ones(B, 1, dtype=X.dtype)], dim=1)
+    L = torch.linalg.eigvalsh(X.transpose(1, 2) @ X)[:, -1]
+    _, qs = looped_query_rows(Xy.transpose(1, 2) @ Xy, z0, Q, P, [1 / L] * loops, return_path=True)
+    return torch.stack([((-q - theta) ** 2).sum(-1) for q in qs]).clamp_min(1e-300).log()
+
+
+def figure_81(size: LoopedSizes, run: Run) -> Figure81:
+    """Section 8.6: d = 4, n in {16, 32, 64, 128}, X_ij ~ N(0, 1), theta* uniform on the sphere, eta = 1/L, T loops of
+    the constructed looped transformer (the plotted prompts through the full masked attention); plus the mean
+    condition number and the fitted slopes over many prompts (through the query row)."""
+    f = size.fig81
+    panels = []
+    for n in f.ns:
+        X, _, theta = gaussian_design(f.trials, n, size.d, run.generator("figure_81", n), DTYPE)
+        L = torch.linalg.eigvalsh(X.transpose(1, 2) @ X)[:, -1]
+        iterated = iterate_errors(X, theta, [1 / L] * f.T)
+        exact = theory.log_squared_distance_exact(X, theta, range(f.T + 1))
+        many = theory.condition_numbers(gaussian_design(f.kappa_trials, n, size.d, run.generator("kappa", n), DTYPE)[0])
+        Xs, _, thetas = gaussian_design(f.slope_prompts, n, size.d, run.generator("slopes", n), DTYPE)
+        slopes = fitted_slopes(query_row_errors(Xs, thetas, f.T))
+        ratios = -slopes * theory.condition_numbers(Xs)
+        root = math.sqrt(f.slope_prompts)
+        panels.append(Figure81Panel(
+            n, theory.condition_numbers(X), iterated, exact, float(many.mean()), float(many.std()),
+            float(many.std()) / math.sqrt(len(many)), float(slopes.mean()), float(slopes.std()) / root,
+            float(ratios.mean()), float(ratios.std()) / root))
+    return Figure81(panels, f.T)
+
+
+# -- Experiment 3: error against context size -------------------------------------------------------------------
+@dataclasses.dataclass
+class ContextRow:
+    loops: int
+    n: int
+    error: torch.Tensor  # (prompts,) |<TF, theta*> - alpha| of the looped transformer
+    kappa: torch.Tensor  # (prompts,)
+    alpha: torch.Tensor  # (prompts,)
+
+    @property
+    def bound(self) -> torch.Tensor:
+        """Theorem 8.16: |alpha| exp(-T / (2 kappa))."""
+        return self.alpha.abs() * torch.exp(-self.loops / (2 * self.kappa))
+
+    @property
+    def tight(self) -> torch.Tensor:
+        """The bound derived in this chapter: |alpha| (1 - 1/kappa)^T."""
+        return self.alpha.abs() * (1 - 1 / self.kappa) ** self.loops
+
+
+def error_against_context(size: LoopedSizes, run: Run) -> list[ContextRow]:
+    """The prediction error of the looped transformer (eta = 1/L, q^(0) = 0, alpha ~ N(0, 1)) for every T and n,
+    computed on the query row (:func:`~feature_learning.models.linear_attention.looped_query_rows`: the same
+    arithmetic as the full looped transformer, since the mask leaves the example rows fixed, at a cost independent
+    of n)."""
+    c = size.context
+    Q, P = gd_construction(size.d)
+    rows = []
+    for n in c.n_grid:
+        g = run.generator("context", n)
+        X, y, theta = gaussian_design(c.prompts, n, size.d, g, DTYPE)
+        alpha = torch.randn(c.prompts, generator=g, dtype=DTYPE)
+        Xy = torch.cat([X, y[..., None]], dim=2)
+        S = Xy.transpose(1, 2) @ Xy
+        z0 = torch.cat([torch.zeros(c.prompts, size.d, dtype=DTYPE), alpha[:, None]], dim=1)
+        L = torch.linalg.eigvalsh(X.transpose(1, 2) @ X)[:, -1, None]
+        kappa = theory.condition_numbers(X)
+        for loops in c.loops:
+            tf = looped_query_rows(S, z0, Q, P, [1 / L] * loops)
+            rows.append(ContextRow(loops, n, ((tf * theta).sum(-1) - alpha).abs(), kappa, alpha))
+    return rows
+
+
+def context_needed(rows: list[ContextRow], target: float) -> dict[int, float]:
+    """Per T, the smallest n whose median error is at most ``target`` (inf if none)."""
+    out = {}
+    for loops in sorted({r.loops for r in rows}):
+        ok = [r.n for r in rows if r.loops == loops and float(r.error.median()) <= target]
+        out[loops] = min(ok) if ok else math.inf
+    return out
+
+
+# -- Experiment 3b: one fixed step for every prompt ----------------------------------------------------------------
+@dataclasses.dataclass
+class FixedStep:
+    eta: float
+    rate_excess: float  # max over reliable t >= 1 of ln error - t ln(1 - eta lambda_min): <= 0 is Lemma 8.23
+    diverged_share: float  # share of prompts whose error grew, with a step above 2 / L
+
+
+def fixed_step(size: LoopedSizes, run: Run, n: int = 32, loops: int = 100) -> FixedStep:
+    """The notes' pitfall: eta = 1/L is per prompt, not a weight. One fixed step eta = 1/(1.2 n (1 + sqrt(d/n))^2),
+    at most 1/L for typical prompts, converges at the rate (1 - eta lambda_min)^t of Lemma 8.23; a step of 2.5/L
+    (above 2/L) diverges."""
+    X, _, theta = gaussian_design(size.fig81.kappa_trials // 10, n, size.d, run.generator("fixed_step"), DTYPE)
+    evals = torch.linalg.eigvalsh(X.transpose(1, 2) @ X)
+    eta = 1 / (1.2 * n * (1 + math.sqrt(size.d / n)) ** 2)
+    keep = eta <= 1 / evals[:, -1]  # Lemma 8.23 needs eta <= 1/L
+    errors = iterate_errors(X[keep], theta[keep], [eta] * loops)
+    ts = torch.arange(loops + 1, dtype=DTYPE)[:, None]
+    rate = ts * torch.log1p(-eta * evals[keep, 0])[None]
+    reliable = (errors > FLOAT_RELIABLE) & (ts >= 1)  # at t = 0 both sides are 0
+    big = iterate_errors(X, theta, [2.5 / evals[:, -1]] * loops)  # grows as 1.5^(2t) along the top direction
+    return FixedStep(eta, float((errors - rate)[reliable].max()), float((big[-1] > big[0]).double().mean()))
+
+
+# -- Experiment 4 (extension): looped transformers trained from scratch --------------------------------------------
+@dataclasses.dataclass
+class TrainedLoop:
+    loops: int
+    losses: torch.Tensor  # (restarts,) test loss of each restart
+    best_per_prompt: torch.Tensor  # (eval_prompts,) squared errors of the best restart
+    construction: float  # test loss of the construction with its best single fixed step
+    Q: torch.Tensor
+    P: torch.Tensor
+    etas: torch.Tensor
+
+    @property
+    def best(self) -> float:
+        return float(self.losses.min())
+
+    def structure(self) -> dict[str, float]:
+        """Scale-free distances of the learned blocks from the construction's shape (Lemma 8.13)."""
+        d = self.Q.shape[0] - 1
+        eye = torch.eye(d, dtype=self.Q.dtype)
+
+        def off_identity(A):
+            return float((A - A.diagonal().mean() * eye).norm() / A.norm())
+
+        Q11 = self.Q[:d, :d]
+        return {"P11_off_identity": off_identity(self.P[:d, :d]),
+                "Q11_sym_off_identity": off_identity(0.5 * (Q11 + Q11.T)),
+                "Q22_share_of_last_row": float(self.Q[d, d].abs() / self.Q[d].norm())}
+
+
+def train_looped_transformer(d: int, s: TrainSizes, loops: int, generator: torch.Generator):
+    """Train looped linear transformers from scratch (not in the source; an extension of ch. 8).
+
+    Q, P in R^{(d+1) x (d+1)} are shared by all loops, each loop has its own learnable step eta_t, scores are scaled
+    by 1/n, and the loss is E (<TF(Z^(0)), theta*> - alpha)^2 over fresh prompts (Gaussian X, theta* on the sphere,
+    alpha ~ N(0, 1)) with Adam. ``s.restarts`` independent initialisations train as one batched program (replica
+    axis R, losses summed) on the same prompts; the forward pass is the query row of the looped transformer (the
+    only row that changes under the mask). Returns (Q (R, d+1, d+1), P, etas (R, T), history)."""
+    R, n = s.restarts, s.n
+    Q = (s.init_scale * torch.randn(R, d + 1, d + 1, generator=generator, dtype=DTYPE)).requires_grad_()
+    P = (s.init_scale * torch.randn(R, d + 1, d + 1, generator=generator, dtype=DTYPE)).requires_grad_()
+    etas = torch.full((R, loops), 0.5, dtype=DTYPE).requires_grad_()
+
+    def replica_losses(step: int) -> torch.Tensor:
+        X, y, theta = gaussian_design(s.batch, n, d, generator, DTYPE)
+        alpha = torch.randn(s.batch, generator=generator, dtype=DTYPE)
+        Xy = torch.cat([X, y[..., None]], dim=2)
+        S = Xy.transpose(1, 2) @ Xy
+        z = torch.cat([torch.zeros(s.batch, d, dtype=DTYPE), alpha[:, None]], dim=1).expand(R, s.batch, d + 1)
+        for t in range(loops):
+            z = z - etas[:, t, None, None] / n * torch.einsum("rbi,rij,bjk,rkl->rbl", z, Q, S, P)
+        return (((-z[..., :d] * theta).sum(-1) - alpha) ** 2).mean(-1)
+
+    history = train([Q, P, etas], lambda step: replica_losses(step).sum(),
+                    OptimConfig(steps=s.steps, lr=s.lr, warmup=20, schedule="cosine"),
+                    log_every=max(1, s.steps // 20), log_fn=lambda step: {"loss": replica_losses(step)})
+    return Q.detach(), P.detach(), etas.detach(), history
+
+
+def trained_loops(size: LoopedSizes, run: Run) -> list[TrainedLoop]:
+    """Train for each loop count, then evaluate every restart and the construction on the same fresh prompts."""
+    s, d = size.train, size.d
+    X, y, theta = gaussian_design(s.eval_prompts, s.n, d, run.generator("train_eval"), DTYPE)
+    alpha = torch.randn(s.eval_prompts, generator=run.generator("train_eval_alpha"), dtype=DTYPE)
+    Xy = torch.cat([X, y[..., None]], dim=2)
+    S = Xy.transpose(1, 2) @ Xy
+    z0 = torch.cat([torch.zeros(s.eval_prompts, d, dtype=DTYPE), alpha[:, None]], dim=1)
+    Qc, Pc = gd_construction(d)
+
+    def squared_errors(Q, P, etas) -> torch.Tensor:
+        return ((looped_query_rows(S, z0, Q, P, list(etas), scale=1 / s.n) * theta).sum(-1) - alpha) ** 2
+
+    out = []
+    for loops in s.loops:
+        Q, P, etas, _ = train_looped_transformer(d, s, loops, run.generator("train", loops))
+        with torch.no_grad():
+            per_restart = torch.stack([squared_errors(Q[k], P[k], etas[k]) for k in range(s.restarts)])
+            best = int(per_restart.mean(-1).argmin())
+            construction = min(float(squared_errors(Qc, Pc, [step] * loops).mean())
+                               for step in np.linspace(0.05, 1.2, 24))
+        out.append(TrainedLoop(loops, per_restart.mean(-1), per_restart[best], construction, Q[best], P[best],
+                               etas[best]))
+    return out
+
+
+# -- figures ---------------------------------------------------------------------------------------------------------
+def plot_figure_81(result: Figure81):
+    """Figure 8.1 redrawn: per n, the exact curves of the plotted prompts, the looped transformer's iterated mean,
+    the source's bound -t/kappa and the tight 2t ln(1 - 1/kappa) at the mean kappa of the plotted prompts."""
+    ts = result.ts
+    panels = [{"title": f"n={p.n}, mean kappa={float(p.kappa.mean()):.2f}", "thin": p.exact,
+               "thin_label": "exact (eigenbasis)",
+               "lines": {"looped transformer, mean": (p.iterated.mean(1), "k:"),
+                         r"source bound $-t/\bar\kappa$": (-ts / p.kappa.mean(), "C3--"),
+                         r"tight $2t\ln(1-1/\bar\kappa)$": (2 * ts * torch.log1p(-1 / p.kappa.mean()), "C2-.")}}
+              for p in result.panels]
+    return curve_panels(ts, panels, r"$\ln(\|\theta^{(t)}-\theta^*\|^2/\|\theta^*\|^2)$", "loop t", ylim=(-250, 5))
+
+
+def plot_error_against_context(rows: list[ContextRow], loops: int, target: float):
+    """Median prediction error of the looped transformer after ``loops`` loops against n, with the median bound."""
+    mine = [r for r in rows if r.loops == loops]
+    ns = [r.n for r in mine]
+    return loglog_series(ns, {f"median error, T={loops}": ([float(r.error.median()) for r in mine], "o-"),
+                              r"median bound $e^{-T/(2\kappa)}$": ([float(r.bound.median()) for r in mine], "s--")},
+                         "context size n", r"$|\langle TF,\theta^*\rangle-\alpha|$", hline=target)
+
+
+def strictly_decreasing(values) -> bool:
+    return all(a > b for a, b in zip(values[:-1], values[1:], strict=True))

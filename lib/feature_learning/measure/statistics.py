@@ -46,3 +46,13 @@ def paired_one_sided_t(a, b) -> tuple[float, float]:
     d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     result = stats.ttest_1samp(d, 0.0, alternative="greater")
     return float(result.statistic), float(result.pvalue)
+
+
+def smallest_step(means, ses, *, increasing: bool) -> tuple[float, float]:
+    """For a claim that a sequence of means is monotone: the smallest step between consecutive means in the claimed
+    direction (``increasing`` or not) and the standard error of that difference, sqrt(se_i^2 + se_{i+1}^2), for
+    independent estimates. A positive step more than two standard errors from 0 is a monotone trend, not noise."""
+    m, s = np.asarray(means, dtype=float), np.asarray(ses, dtype=float)
+    steps = m[1:] - m[:-1] if increasing else m[:-1] - m[1:]
+    i = int(np.argmin(steps))
+    return float(steps[i]), float(math.hypot(s[i], s[i + 1]))

@@ -112,17 +112,22 @@ def looped_transformer(Z0: torch.Tensor, Q: torch.Tensor, P: torch.Tensor, etas,
 
 
 def looped_query_rows(S: torch.Tensor, z0: torch.Tensor, Q: torch.Tensor, P: torch.Tensor, etas,
-                      scale: float = 1.0) -> torch.Tensor:
+                      scale: float = 1.0, return_path: bool = False):
     """The looped transformer of Definition 8.7 computed on the query row alone.
 
     Under the mask of Definition 8.6 the example rows never change, so with S = [X y]^T [X y] (B, d+1, d+1) the query
     row z = (q^T, alpha) evolves as z <- z - eta * scale * z Q S P. Same output as :func:`looped_transformer` (TF =
-    -q^(T)) at a cost independent of n; used for training. ``z0`` is (B, d+1).
+    -q^(T)) at a cost independent of n. ``z0`` is (B, d+1); a step is a scalar or a (B,) / (B, 1) tensor. With
+    ``return_path`` also the query rows q^(t) = z^(t)_{1:d}, t = 0..T.
     """
     z = z0
+    path = [z[:, :-1]]
     for eta in etas:
+        eta = torch.as_tensor(eta, dtype=z.dtype, device=z.device)
+        eta = eta.reshape(-1, 1) if eta.ndim else eta
         z = z - eta * scale * torch.einsum("bi,ij,bjk,kl->bl", z, Q, S, P)
-    return -z[:, :-1]
+        path.append(z[:, :-1])
+    return (-z[:, :-1], path) if return_path else -z[:, :-1]
 
 
 def gd_construction(d: int, dtype=torch.float64) -> tuple[torch.Tensor, torch.Tensor]:

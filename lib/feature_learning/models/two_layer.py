@@ -129,13 +129,15 @@ class TwoLayerNet:
                 if name in self.trained and getattr(self, name) is not None}
 
     def parameters(self) -> list[torch.Tensor]:
+        """The trained tensors, for an optimiser (see :meth:`param_groups` for one group each)."""
         return list(self.named_parameters().values())
 
     def param_groups(self, lr: dict[str, float] | None = None,
                      weight_decay: dict[str, float] | None = None) -> list[dict]:
         """One optimiser parameter group per trained tensor, ``{"name", "params", ["lr"], ["weight_decay"]}``; a group
-        missing from ``lr`` / ``weight_decay`` takes the optimiser's value (:class:`~feature_learning.training.loop.
-        OptimConfig`). With SGD, weight decay 2 lambda is the penalty lambda ||.||^2; lr 0 freezes the group."""
+        missing from ``lr`` / ``weight_decay`` takes the optimiser's value
+        (:class:`~feature_learning.training.loop.OptimConfig`). With SGD, weight decay 2 lambda is the penalty
+        lambda ||.||^2; lr 0 freezes the group."""
         lr, weight_decay = lr or {}, weight_decay or {}
         named = self.named_parameters()
         unknown = (set(lr) | set(weight_decay)) - set(named)

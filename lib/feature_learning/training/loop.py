@@ -113,17 +113,28 @@ PROGRESS_ENV = "FEATURE_LEARNING_PROGRESS"
 
 def progress_wanted(progress: bool | None = None) -> bool:
     """Whether :func:`train` shows its progress line: ``progress`` if given; else the environment variable
-    FEATURE_LEARNING_PROGRESS ("1" on, "0" off); else only when stderr is a terminal (so papermill, nbval, Sphinx
-    and pytest runs stay quiet; in Jupyter set the variable or pass ``progress=True``)."""
+    FEATURE_LEARNING_PROGRESS ("1" on, "0" off); else when a person is watching: stderr is a terminal, or the code runs
+    in a Jupyter kernel whose current request allows input (an interactive notebook; papermill, nbval and the book's
+    execution send requests without input, so CI runs and the built HTML stay quiet)."""
     if progress is not None:
         return bool(progress)
     env = os.environ.get(PROGRESS_ENV)
     if env is not None:
         return env.strip() not in ("", "0", "false", "no", "off")
     try:
-        return sys.stderr.isatty()
+        if sys.stderr.isatty():
+            return True
     except (AttributeError, ValueError):
-        return False
+        pass
+    return _interactive_kernel()
+
+
+def _interactive_kernel() -> bool:
+    """True inside an IPython kernel serving an interactive frontend (its execute request allows stdin)."""
+    shell = sys.modules.get("IPython")
+    shell = shell.get_ipython() if shell is not None and hasattr(shell, "get_ipython") else None
+    kernel = getattr(shell, "kernel", None)
+    return bool(getattr(kernel, "_allow_stdin", False))
 
 
 class _Progress:

@@ -1,0 +1,76 @@
+"""Sphinx extension: the book's "Library reference" page, generated from the package itself.
+
+The directive ``library-reference`` walks the package ``feature_learning`` and documents every module with autodoc, one
+section per sub-package in the order of the package's layers (data, models, training, measure, theory, plotting,
+experiments, the book's machinery). A module added or removed is picked up by the next build: the page cannot fall
+out of step with the code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from docutils import nodes
+from docutils.statemachine import StringList
+from sphinx.util.docutils import SphinxDirective
+
+PACKAGE = "feature_learning"
+SECTIONS = (
+    ("data", "Data models"),
+    ("models", "Models"),
+    ("training", "Training"),
+    ("inference", "Inference"),
+    ("measure", "Measurements"),
+    ("theory", "Theory (closed forms and SymPy)"),
+    ("plotting", "Figures"),
+    ("experiments", "Experiments (one module per chapter)"),
+    ("book", "The book's machinery"),
+)
+
+
+def modules(package: str = PACKAGE) -> dict[str, list[str]]:
+    """Every module of the package, grouped by sub-package (``{"models": ["feature_learning.models.two_layer"]}``)."""
+    root = importlib.import_module(package)
+    groups: dict[str, list[str]] = {}
+    for info in pkgutil.walk_packages(root.__path__, prefix=f"{package}."):
+        parts = info.name.split(".")
+        if len(parts) < 2 or parts[-1].startswith("_"):
+            continue
+        groups.setdefault(parts[1], []).append(info.name)
+    return {key: sorted(names) for key, names in groups.items()}
+
+
+class LibraryReference(SphinxDirective):
+    has_content = False
+
+    def run(self):
+        groups = modules()
+        unknown = sorted(set(groups) - {key for key, _ in SECTIONS})
+        if unknown:
+            raise self.error(f"library-reference: sub-packages without a section: {unknown}")
+        lines = []
+        for key, title in SECTIONS:
+            if key not in groups:
+                continue
+            lines += [title, "-" * len(title), ""]
+            for name in groups[key]:
+                lines += [f".. automodule:: {name}", "   :members:", "   :member-order: bysource", ""]
+        container = nodes.section()
+        container.document = self.state.document
+        self.state.nested_parse(StringList(lines, source="library-reference"), self.content_offset, container,
+                                match_titles=True)
+        return container.children
+
+
+def escape_bars(app, what, name, obj, options, lines):
+    """Docstrings write norms and absolute values as |x|, which reStructuredText reads as a substitution: escape it."""
+    lines[:] = [line.replace("|", "\\|") for line in lines]
+
+
+def setup(app):
+    app.setup_extension("sphinx.ext.autodoc")
+    app.connect("autodoc-process-docstring", escape_bars)
+    app.add_directive("library-reference", LibraryReference)
+    app.config.autodoc_typehints = "none"
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
