@@ -75,8 +75,10 @@ class GrokSizes:
 class ConstructionSizes:
     """Exact checks of the single-neuron optimum and of the construction theta* at each (k, p)."""
 
-    pairs: tuple[tuple[int, int], ...] = ((2, 5), (2, 7), (2, 11), (3, 5), (3, 7), (3, 11), (4, 5), (4, 7), (5, 5))
+    pairs: tuple[tuple[int, int], ...] = ((2, 5), (2, 7), (2, 11), (3, 5), (3, 7), (3, 11), (4, 5), (4, 7), (4, 11),
+                                          (5, 5))  # the notes' T1 grid {2,3,4} x {5,7,11}, and k=5, p=5
     random_neurons: int = 20
+    ascent_points: int = 3125  # gradient ascent on the single neuron only where p^k is at most this (CPU time)
 
 
 @dataclasses.dataclass(frozen=True)

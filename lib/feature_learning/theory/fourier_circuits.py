@@ -362,14 +362,16 @@ class SingleNeuronCheck:
     optimum_ratio: float  # the cosine neuron of Lemma C.15 (random phases, sum theta_u = theta_w) / gamma
     phase_error_ratio: float  # the same with theta_w off by 1 rad / gamma: cos(1) by (C.13)
     random_ratio: float  # best of the random unit-norm neurons / gamma
-    ascent_ratios: np.ndarray  # projected gradient ascent from random starts / gamma, one per start
+    ascent_ratios: np.ndarray  # projected gradient ascent from random starts / gamma, one per start (or none)
 
 
 def single_neuron_checks(pairs, derivation: GammaStarDerivation, generator: torch.Generator, random_neurons: int = 20,
-                         ascent_starts: int = 8, ascent_steps: int = 500) -> list[SingleNeuronCheck]:
+                         ascent_starts: int = 8, ascent_steps: int = 500,
+                         ascent_points: int | None = None) -> list[SingleNeuronCheck]:
     """For each (k, p): the derived (C.10) prefactor and gamma evaluated at (k, p), checked against the brute-force
     single-neuron objective of Definitions C.12-C.13 on random neurons, on the optimal cosine neuron, on a phase
-    error and under gradient ascent. Random draws come from ``generator``."""
+    error and under gradient ascent (only where p^k <= ``ascent_points``, if given; elsewhere ``ascent_ratios`` is
+    empty). Random draws come from ``generator``."""
     rng = np.random.default_rng(int(torch.randint(2**62, (1,), generator=generator)))
     out = []
     for k, p in pairs:
@@ -388,7 +390,10 @@ def single_neuron_checks(pairs, derivation: GammaStarDerivation, generator: torc
             u, w = rng.normal(size=(k, p)), rng.normal(size=p)
             scale = math.sqrt((u**2).sum() + (w**2).sum())
             random_best = max(random_best, single_neuron_objective(u / scale, w / scale))
-        ascent = single_neuron_ascent(k, p, ascent_starts, ascent_steps, generator).numpy()
+        if ascent_points is None or p**k <= ascent_points:
+            ascent = single_neuron_ascent(k, p, ascent_starts, ascent_steps, generator).numpy()
+        else:
+            ascent = np.empty(0)
         out.append(SingleNeuronCheck(
             k=k, p=p, gamma=gamma, reduction_error=reduction,
             optimum_ratio=single_neuron_objective(*optimal_neuron(k, p, zeta, phases)) / gamma,
