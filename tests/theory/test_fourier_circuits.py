@@ -140,6 +140,10 @@ def test_single_neuron_checks_report_the_same_numbers(derivation):
     assert check.gamma == pytest.approx(float(fc.gamma_star(2, 5)), rel=1e-14)
     assert check.phase_error_ratio == pytest.approx(math.cos(1.0), rel=1e-10)
     assert check.reduction_error < 1e-10 and check.random_ratio < 1
+    assert len(check.ascent_ratios) == 2
+    (skipped,) = fc.single_neuron_checks([(2, 5)], derivation, torch.Generator().manual_seed(0), random_neurons=1,
+                                         ascent_points=24)
+    assert len(skipped.ascent_ratios) == 0
 
 
 @pytest.mark.parametrize("k", range(1, 7))
