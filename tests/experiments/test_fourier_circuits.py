@@ -91,7 +91,7 @@ def test_grokking_sweep_and_attention_concentration_on_a_tiny_size():
     conc = ex.attention_concentration(grok, size)
     assert conc.trained.shape == conc.initial.shape == (2, 2, 5, 5)
     # the initial attention is the initial model's, i.e. init_transformer's with the sweep's stream
-    fresh = init_transformer(g.config, 2, run.generator(200 + 3))
+    fresh = init_transformer(g.config, 2, run.generator("grok", 3))
     assert torch.allclose(conc.initial, fresh.attention_matrix(torch.arange(5)).double())
     assert ((conc.conc_trained > 0) & (conc.conc_trained <= 1 + 1e-12)).all()
 

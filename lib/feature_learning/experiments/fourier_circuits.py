@@ -345,9 +345,9 @@ def margin_run(size: MarginSizes, run: Run, gamma: float) -> MarginRun:
     """S1: train ``size.seeds`` networks on all of Z_p^k (Definition 4.1's objective) and measure the normalised
     margin against ``gamma`` (gamma* of Theorem 4.9) and the neurons' Fourier structure."""
     recipe = margin_recipe(size.k, size.p)
-    data = modular_addition(size.k, size.p, 1.0, run.generator(1))
+    data = modular_addition(size.k, size.p, 1.0, run.generator("margin_data"))
     trained = train_poly_net(data, recipe.width, recipe.optim, norm_penalty=recipe.norm_penalty, batch_size=data.n,
-                             replicas=size.seeds, init_scale=recipe.init_scale, generator=run.generator(2),
+                             replicas=size.seeds, init_scale=recipe.init_scale, generator=run.generator("margin"),
                              device=run.device, log_every=max(1, recipe.optim.steps // 40))
     return MarginRun(size.k, size.p, recipe, trained, trained.history["margin"] / gamma,
                      neuron_stats(trained.model, size.p), max_normalized_power(neuron_parts(trained.initial, 0)))
@@ -366,9 +366,9 @@ class SplitRun:
 
 def split_run(size: SplitSizes, run: Run) -> SplitRun:
     """S2: the source's AdamW recipe (C.10.1) on a random half of Z_p^k, at the width of Theorem 4.9."""
-    data = modular_addition(size.k, size.p, 0.5, run.generator(4))
+    data = modular_addition(size.k, size.p, 0.5, run.generator("split_data"))
     trained = train_poly_net(data, theorem_width(size.k, size.p), split_recipe(size.steps), batch_size=1024,
-                             init_scale=INIT_SCALE, generator=run.generator(5), device=run.device,
+                             init_scale=INIT_SCALE, generator=run.generator("split"), device=run.device,
                              log_every=max(1, size.steps // 20))
     h = trained.history
     return SplitRun(size.k, size.p, trained, float(h["test_acc"][-1, 0]), float(h["train_acc"][-1, 0]),
@@ -411,10 +411,10 @@ def grokking_sweep(size: GrokSizes, run: Run) -> dict[int, GrokRun]:
     """S3: for each (k, p) of ``size.pairs``, ``size.seeds`` one-layer transformers trained on a random half."""
     out = {}
     for (k, p), seeds in zip(size.pairs, size.seeds, strict=True):
-        data = modular_addition(k, p, 0.5, run.generator(100 + k))
+        data = modular_addition(k, p, 0.5, run.generator("grok_data", k))
         config = transformer_config(k, p, size)
         trained = train_transformer(data, config, transformer_recipe(size.steps), batch_size=1024, replicas=seeds,
-                                    generator=run.generator(200 + k), device=run.device,
+                                    generator=run.generator("grok", k), device=run.device,
                                     log_every=max(1, size.steps // 80))
         h = trained.history
         out[k] = GrokRun(k, p, config, trained, steps_to_reach(h["train_acc"], h["step"], 0.99),
