@@ -2,7 +2,7 @@
 
 import torch
 
-from feature_learning.data import in_context, sparse_coding, structured_features
+from feature_learning.data import in_context, sparse_coding
 from feature_learning.data.bases import orthonormal_dictionary, random_orthogonal, unit_sphere
 
 D = torch.float64
@@ -22,7 +22,6 @@ def test_orthonormal_columns_and_one_implementation():
     assert torch.equal(orthonormal_dictionary(30, 10, gen(1), dtype=torch.float32), M.float())
     # the data modules use this one function
     assert sparse_coding.orthonormal_dictionary is orthonormal_dictionary
-    assert structured_features.orthonormal_dictionary is orthonormal_dictionary
     assert in_context.random_orthogonal is random_orthogonal and in_context.unit_sphere is unit_sphere
 
 

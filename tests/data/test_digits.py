@@ -4,7 +4,7 @@ import numpy as np
 import torch
 from sklearn import datasets
 
-from feature_learning.data import digits_border, injection
+from feature_learning.data import injection
 from feature_learning.data.digits import (
     SIDE,
     border_mask,
@@ -27,7 +27,7 @@ def test_load_digits_is_scikit_learns_scaled_exactly_in_every_precision():
     assert np.array_equal(x.numpy() * 16, bunch.data) and np.array_equal(y.numpy(), bunch.target)
     x32, _ = load_digits(torch.float32)
     assert torch.equal(x32, x.float()) and torch.equal(x32, torch.tensor(bunch.data, dtype=torch.float32) / 16.0)
-    assert injection.load_digits_tensor is load_digits and digits_border.load_digit_splits is digit_splits
+    assert injection.load_digits_tensor is load_digits
 
 
 def test_splits_partition_the_digits():

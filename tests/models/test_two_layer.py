@@ -269,3 +269,12 @@ def test_normalized_margin_matches_bias_free_relu():
     # homogeneity: scaling every weight by s scales h by s^2 and ||theta||^2 by s^2
     net = TwoLayerNet(W=3 * V, a=3 * u)
     assert torch.allclose(normalized_margin(net, X, y), ref, rtol=1e-13, atol=0)
+
+
+def test_fixed_output_init_is_eq_2_of_zhang_et_al():
+    """w_k ~ N(0, I/d) (in the feature coordinates), a_k uniform on {-1/m, +1/m} and fixed: only W is trained."""
+    net = init_fixed_output(4, 30, 500, d_ambient=120, generator=gen(9))
+    assert net.W.shape == (4, 500, 30) and torch.all(net.a.abs() == 1 / 500)
+    assert abs(net.W.var().item() - 1 / 120) < 5 * (2 / 60000) ** 0.5 / 120  # five standard errors of the variance
+    assert abs((net.a > 0).float().mean().item() - 0.5) < 5 * (0.25 / 2000) ** 0.5
+    assert net.parameters() == [net.W] and not net.a.requires_grad

@@ -20,8 +20,6 @@ import dataclasses
 
 import torch
 
-from feature_learning.data.bases import orthonormal_dictionary  # noqa: F401  (kept importable from here)
-
 SPLITS = ("id", "ood")
 
 

@@ -1,294 +1,736 @@
-"""Sizes and recipes of the chapter "Feature contamination" (Zhang et al., ICML 2024).
+"""Sizes, recipes and runs of the chapter "Feature contamination" (Zhang et al., ICML 2024).
 
 The source's numerical configuration (appendix F.1) is d_core = d_bg = 32, d = 256, m = 256, N = 1000, SGD with
 step size 0.001 and weight decay 0.001; it does not state the number of steps. The state of the dynamics depends on
 eta * t (the weight-decay factor is (1 - eta lambda)^t ~ e^{-lambda eta t}, the gradient term is eta times a
-smooth drift; the chapter checks this with SymPy and a run), so we run eta = 0.1 (book, full) or 0.4 (ci) and report
-time as the equivalent number of the source's steps, eta t / 0.001.
+smooth drift; the chapter derives this with SymPy and checks it with a run), so every profile runs a larger step
+size (0.4 at ``ci`` and ``book``, 0.1 at ``full``) and reports time as the equivalent number of the source's steps,
+eta t / 0.001.
+
+Each experiment is a function ``experiment(size, run, ...)`` that draws from the run's named random streams and
+returns a dataclass of what the chapter shows and checks; per-seed values come with their standard error over
+seeds (:func:`feature_learning.measure.statistics.mean_se`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
+import numpy as np
+import sympy as sp
 import torch
+from matplotlib.figure import Figure
 
-from feature_learning.book.profiles import by_profile
+from feature_learning.book.profiles import Run, override
+from feature_learning.data.digits import border_mask, digit_splits, with_border
 from feature_learning.data.structured_features import ConcentricBalls, StructuredFeatures
 from feature_learning.measure import contamination as measure
-from feature_learning.models.two_layer import init_fixed_output, init_torch_default
-from feature_learning.training.loop import OptimConfig, train
+from feature_learning.measure.metrics import risk, sign_accuracy
+from feature_learning.measure.probes import multiclass_probe
+from feature_learning.measure.statistics import binomial_se, mean_se
+from feature_learning.models.two_layer import TwoLayerNet, init_fixed_output, init_torch_default
+from feature_learning.plotting.curves import band_grid, grouped_bars, measured_vs_predicted
+from feature_learning.plotting.neurons import neuron_trajectories
+from feature_learning.theory import feature_contamination as theory
+from feature_learning.training.loop import OptimConfig, fresh_batches, train
 from feature_learning.training.losses import half_squared_error, hinge, logistic
-from feature_learning.training.online import online_sgd, train_online
 
 SOURCE_LR = 1e-3  # appendix F.1
 WEIGHT_DECAY = 1e-3  # appendix F.1
+EXTENSION_ACTIVATIONS = ("relu", "gelu", "sigmoid", "tanh")
+SOURCE_TIME = "source SGD steps (eta = 0.001)"
 
 
+# ---- sizes -----------------------------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
-class ContaminationSizes:
-    d_core: int
-    d_bg: int
-    d: int  # ambient dimension: enters only through the initialisation variance 1/d
-    width: int
-    batch: int  # N, the fresh batch of each online-SGD step
-    lr: float
-    steps: int
-    seeds: int
-    log_every: int
-    n_test: int
-    # regression ("representation distillation") variant
-    reg_lr: float
-    reg_steps: int
-    reg_shape: tuple[int, int, int]  # (d_core = d_bg, width, batch) of the regression runs
-    # extension: activations, AdamW, concentric balls
-    ext_width: int
-    ext_batch: int
-    ext_steps: int
-    ext_lr: float
-    # digits analogue of the distillation experiment
-    digits_width: int
-    digits_steps: int
-    digits_seeds: int
+class Classification:
+    """Appendix F.1 (a), the theory's setting."""
+
+    d_core: int = 32
+    d_bg: int = 32
+    d: int = 256  # ambient dimension: enters only through the initialisation variance 1/d
+    width: int = 256
+    batch: int = 1000  # N, the fresh batch of each online-SGD step
+    lr: float = 0.4
+    steps: int = 500  # eta t = 200, the source's 2 * 10^5 steps
+    seeds: int = 3
+    log_every: int = 25
+    n_test: int = 4000
 
     @property
     def d0(self) -> int:
         return self.d_core + self.d_bg
 
-    def source_steps(self, steps) -> float:
+    def source_steps(self, steps):
         """The number of the source's steps (eta = 0.001) with the same eta * t."""
         return steps * self.lr / SOURCE_LR
 
 
-SIZES = {
-    "ci": ContaminationSizes(d_core=16, d_bg=16, d=128, width=64, batch=256, lr=0.4, steps=400, seeds=2,
-                             log_every=20, n_test=4000, reg_lr=0.2, reg_steps=1000, reg_shape=(16, 64, 256),
-                             ext_width=64, ext_batch=256, ext_steps=600, ext_lr=1e-2,
-                             digits_width=128, digits_steps=1500, digits_seeds=1),
-    "book": ContaminationSizes(d_core=32, d_bg=32, d=256, width=256, batch=1000, lr=0.4, steps=500, seeds=2,
-                               log_every=25, n_test=4000, reg_lr=0.2, reg_steps=1500, reg_shape=(16, 64, 256),
-                               ext_width=128, ext_batch=512, ext_steps=1000, ext_lr=3e-3,
-                               digits_width=256, digits_steps=2000, digits_seeds=2),
-    "full": ContaminationSizes(d_core=32, d_bg=32, d=256, width=256, batch=1000, lr=0.1, steps=4000, seeds=5,
-                               log_every=50, n_test=20000, reg_lr=0.1, reg_steps=4000, reg_shape=(32, 256, 1000),
-                               ext_width=256, ext_batch=1000, ext_steps=3000, ext_lr=3e-3,
-                               digits_width=256, digits_steps=4000, digits_seeds=3),
-}
+@dataclasses.dataclass(frozen=True)
+class Regression:
+    """Appendix F.1 (b), "representation distillation", at (d_core = d_bg, width, batch) = (d_half, width, batch)."""
+
+    d_half: int = 16
+    d: int = 128  # 4 d0, as in F.1
+    width: int = 128
+    batch: int = 256
+    lr: float = 0.2
+    steps: int = 1500  # eta t = 300, the notes' calibration (eta = 0.1, T = 3000)
+    seeds: int = 8  # one replica in a few fits the ID target a little worse: the mean needs several
 
 
-def sizes(profile: str) -> ContaminationSizes:
-    return by_profile(profile, SIZES)
+@dataclasses.dataclass(frozen=True)
+class Extension:
+    """Fig. 3d / 10: other activations, biases, AdamW, concentric balls, at the dimensions of F.1 (the source names
+    no step size, decay or width: the step size is the chapter notes' CI calibration)."""
+
+    d_core: int = 32  # the core lives in the balls of R^{d_core}
+    d_bg: int = 32
+    width: int = 128
+    batch: int = 512  # fresh samples per AdamW step
+    steps: int = 1000
+    lr: float = 1e-2  # AdamW, betas (0.9, 0.999)
+    weight_decay: float = 1e-2  # decoupled, on every parameter
+    seeds: int = 4
 
 
-def model_of(size: ContaminationSizes) -> StructuredFeatures:
+@dataclasses.dataclass(frozen=True)
+class Digits:
+    """The bundled-data analogue of Sec. 2 (chapter notes, section 4.7)."""
+
+    width: int = 256  # student 100 -> width -> teacher_dim
+    steps: int = 2000
+    seeds: int = 2
+    n_train: int = 1200  # of the 1797 digits; the rest is the test set
+    teacher_dim: int = 32  # principal components of the digit pixels
+    batch: int = 128
+    lr: float = 1e-3  # AdamW, betas (0.9, 0.999)
+    weight_decay: float = 1e-4
+
+
+@dataclasses.dataclass(frozen=True)
+class Checks:
+    """Sample sizes of the measurements that test the theory on the trained networks."""
+
+    gradient_samples: int = 16000  # fresh inputs for the population gradients of Experiment 2
+    init_neurons: int = 200000  # fresh initial neurons for the both-positive fraction at initialisation
+    estimate_samples: int = 50000  # fresh ID and OOD inputs for the OOD-risk estimate of Step 5
+
+
+@dataclasses.dataclass(frozen=True)
+class ContaminationSizes:
+    classification: Classification = Classification()
+    regression: Regression = Regression()
+    extension: Extension = Extension()
+    digits: Digits = Digits()
+    checks: Checks = Checks()
+
+
+BOOK = ContaminationSizes()
+CI = override(
+    BOOK,
+    # a quarter of the batch and 400 steps (eta t = 160, where the OOD risk has reached its plateau); four seeds,
+    # since the class-averaged activation rates move with the few neurons that never learn (about one in ten)
+    classification={"batch": 256, "steps": 400, "log_every": 20, "seeds": 4},
+    regression={"steps": 1000},  # eta t = 200: the ID error is at its floor
+    digits={"width": 128, "steps": 1500, "seeds": 1},  # one narrower student: CI time
+)
+FULL = override(
+    BOOK,
+    classification={"lr": 0.1, "steps": 4000, "seeds": 5, "log_every": 50, "n_test": 20000},  # the notes' full run
+    regression={"d_half": 32, "d": 256, "width": 256, "batch": 1000, "lr": 0.1, "steps": 3000},  # the notes' run
+    extension={"width": 256, "batch": 1000, "steps": 2000},  # the notes' sizes
+    digits={"steps": 4000, "seeds": 3},
+    checks={"gradient_samples": 80000},
+)
+SIZES = {"ci": CI, "book": BOOK, "full": FULL}
+
+
+def feature_model(size: Classification) -> StructuredFeatures:
     return StructuredFeatures(d_core=size.d_core, d_bg=size.d_bg)
 
 
-def test_sets(size: ContaminationSizes, generator: torch.Generator, device=None,
-              data: StructuredFeatures | None = None):
-    """Fixed ID and OOD test sets (x, y), shared by all replicas."""
-    data = model_of(size) if data is None else data
-    x_id, y_id, _ = data.sample(size.n_test, split="id", generator=generator, device=device)
-    x_ood, y_ood, _ = data.sample(size.n_test, split="ood", generator=generator, device=device)
+def held_out_sets(data, n: int, generator: torch.Generator, device=None):
+    """Fixed ID and OOD test sets ((x, y), (x, y)), shared by all replicas, drawn in this order."""
+    x_id, y_id, *_ = data.sample(n, split="id", generator=generator, device=device)
+    x_ood, y_ood, *_ = data.sample(n, split="ood", generator=generator, device=device)
     return (x_id, y_id), (x_ood, y_ood)
 
 
-def run_classification(size: ContaminationSizes, activation: str, generator: torch.Generator, device=None,
-                       tracked_neurons: int = 10, snapshots: tuple[int, ...] = (),
-                       data: StructuredFeatures | None = None):
-    """The theory's setting (Sec. 3.2, appendix F.1): fixed +-1/m output layer, hinge loss, online SGD with weight
-    decay, batched over ``size.seeds`` replicas. Returns the trained net and the logged history; the first-layer
-    weights at the logged steps listed in ``snapshots`` are in ``history["snapshots"]`` ({step: W}). ``data``
-    replaces the feature model of F.1 (e.g. by one whose background has mean zero in training)."""
-    data = model_of(size) if data is None else data
-    net = init_fixed_output(size.seeds, size.d0, size.width, d_ambient=size.d, activation=activation,
-                            generator=generator, device=device)
-    (x_id, y_id), (x_ood, y_ood) = test_sets(size, generator, device, data)
-    mu = data.mu_core()
+def final(history: dict, key: str) -> np.ndarray:
+    """The last logged value of ``key``, one per replica."""
+    return history[key][-1].double().numpy()
+
+
+def initial(history: dict, key: str) -> np.ndarray:
+    return history[key][0].double().numpy()
+
+
+@dataclasses.dataclass(frozen=True)
+class Stat:
+    """A mean over seeds (or samples) with its standard error (:func:`feature_learning.measure.statistics.mean_se`)."""
+
+    mean: float
+    se: float
+
+    @classmethod
+    def of(cls, values) -> Stat:
+        return cls(*mean_se(np.asarray(values, dtype=float).ravel()))
+
+
+# ---- Step 1: SymPy's derivative of the hinge loss against Eq. (12) on every sign region --------------------------
+@dataclasses.dataclass
+class RegionCheck:
+    """SymPy's gradient of the hinge loss compared with Eq. (12) / (49) (indicator 1{y h <= 1}) and with the indicator
+    the source prints (1{h <= 1}) at exact points of every sign region
+    (:func:`~feature_learning.theory.feature_contamination.region_points`)."""
+
+    activation: str
+    points: int
+    regions: set  # the regions visited: (sign <w_1,x>, ..., y, loss active)
+    eq12_mismatches: int  # points where SymPy's derivative differs from Eq. (12)
+    printed_mismatches: set  # regions where it differs from the printed indicator
+    loss_inactive_points: int  # points with y h > 1
+
+    @property
+    def reachable(self) -> int:
+        """Sign regions that exist: 2^(width + 2), less the loss-inactive ones with no active ReLU (there h = 0)."""
+        width = len(next(iter(self.regions))) - 2
+        return 2 ** (width + 2) - (2 if self.activation == "relu" else 0)
+
+
+def hinge_gradient_check(grad: theory.HingeGradient) -> RegionCheck:
+    points = theory.region_points(grad)
+    regions = [theory.region_of(grad, p) for p in points]
+    derivative = [theory.at(grad.derivative, p) for p in points]
+    eq12 = sum(d != theory.at(grad.eq12, p) for d, p in zip(derivative, points, strict=True))
+    printed = {r for d, p, r in zip(derivative, points, regions, strict=True) if d != theory.at(grad.printed, p)}
+    return RegionCheck(grad.activation, len(points), set(regions), eq12, printed,
+                       sum(not r[-1] for r in regions))
+
+
+# ---- the classification runs (Figs. 3a-c, 7, 8) ---------------------------------------------------------------------
+@dataclasses.dataclass
+class ClassificationRun:
+    net: TwoLayerNet  # trained
+    init: TwoLayerNet  # at step 0 (detached)
+    history: dict[str, torch.Tensor]  # (T, R) curves; corr_pos / corr_neg (T, tracked neurons) of replica 0
+    snapshots: dict[int, torch.Tensor]  # step -> W
+    data: StructuredFeatures
+    tests: tuple  # ((x_id, y_id), (x_ood, y_ood))
+
+
+def run_classification(size: Classification, activation: str, generator: torch.Generator, device=None, *,
+                       init: TwoLayerNet | None = None, tests=None, data: StructuredFeatures | None = None,
+                       snapshots: tuple[int, ...] = (), tracked_neurons: int = 10) -> ClassificationRun:
+    """The theory's setting (Sec. 3.2, appendix F.1): fixed +-1/m output layer, hinge loss, online SGD on fresh
+    batches with weight decay on W (Eq. (4): w <- (1 - eta lambda) w - eta grad), batched over ``size.seeds``
+    replicas. Draws, from ``generator`` and in this order, the initial network (unless ``init`` is given), the test
+    sets (unless ``tests`` is given) and the batches. ``data`` replaces the feature model of F.1 (e.g. by one whose
+    background has mean zero in training); the first-layer weights at the logged steps in ``snapshots`` are kept."""
+    data = feature_model(size) if data is None else data
+    if init is None:
+        init = init_fixed_output(size.seeds, size.d0, size.width, d_ambient=size.d, activation=activation,
+                                 generator=generator, device=device)
+    init = init.detached()
+    net = init.detached()
+    if tests is None:
+        tests = held_out_sets(data, size.n_test, generator, device)
+    (x_id, y_id), (x_ood, y_ood) = tests
+    saved = {}
 
     def sample(step):
         x, y, _ = data.sample(size.batch, replicas=size.seeds, generator=generator, device=device)
         return x, y
 
-    saved = {}
-
     def log(step):
         if step in snapshots:
             saved[step] = net.W.detach().clone()
+        out_id, out_ood = net(x_id), net(x_ood)
         p_pos, p_neg = measure.class_activation_rates(net, x_id, y_id)
         fw = measure.feature_weights(net, size.d_core)
-        corr_pos, corr_neg = measure.class_correlations(net, size.d_core, mu, data.mu_bg("id"))
+        corr_pos, corr_neg = measure.class_correlations(net, size.d_core, data.mu_core(), data.mu_bg("id"))
         return {
-            "id_hinge": measure.hinge_risk(net, x_id, y_id), "ood_hinge": measure.hinge_risk(net, x_ood, y_ood),
-            "id_acc": measure.accuracy(net, x_id, y_id), "ood_acc": measure.accuracy(net, x_ood, y_ood),
+            "id_hinge": risk(out_id, y_id, hinge), "ood_hinge": risk(out_ood, y_ood, hinge),
+            "id_acc": sign_accuracy(out_id, y_id), "ood_acc": sign_accuracy(out_ood, y_ood),
+            "id_margin": (y_id * out_id).mean(-1),
             "p_pos": p_pos.mean(-1), "p_neg": p_neg.mean(-1),
             "core": fw.core, "bg": fw.bg, "core_norm": fw.core_norm, "bg_norm": fw.bg_norm,
             "corr_pos": corr_pos[0, :tracked_neurons], "corr_neg": corr_neg[0, :tracked_neurons],
             "both_positive": ((corr_pos > 0) & (corr_neg > 0)).float().mean(-1),
         }
 
-    history = train_online(net, sample, hinge, online_sgd(size.steps, size.lr, WEIGHT_DECAY),
-                           log_every=size.log_every, log_fn=log)
-    history["snapshots"] = saved
-    return net, history
+    config = OptimConfig(steps=size.steps, lr=size.lr, optimizer="sgd", weight_decay=WEIGHT_DECAY, warmup=0)
+    history = train(net.parameters(), fresh_batches(net, sample, hinge), config, log_every=size.log_every,
+                    log_at=snapshots, log_fn=log)
+    return ClassificationRun(net, init, history, saved, data, tests)
 
 
-def run_regression(size: ContaminationSizes, activation: str, generator: torch.Generator, device=None):
+@dataclasses.dataclass
+class ReluVsLinear:
+    """Experiment 1: the ReLU and the linear network of appendix F.1 on the same data model."""
+
+    relu: ClassificationRun
+    linear: ClassificationRun
+    time: np.ndarray  # logged steps in the source's steps
+    snapshot_steps: tuple[int, ...]
+    init_gap: Stat  # p_pos - p_neg of the ReLU network at initialisation, mean and se over all neurons
+    p_pos_median: float  # median over all neurons of the final activation rate on the positive class
+    bg_init_sd: float  # sd of a replica's mean background weight at initialisation, 1/sqrt(d m d_bg)
+
+    def final(self, net: str, key: str) -> np.ndarray:
+        return final(getattr(self, net).history, key)
+
+    def initial(self, net: str, key: str) -> np.ndarray:
+        return initial(getattr(self, net).history, key)
+
+    def stat(self, net: str, key: str) -> Stat:
+        """The final value of ``key`` over seeds."""
+        return Stat.of(self.final(net, key))
+
+    def bg_over_core(self) -> Stat:
+        """b/c per seed: the ReLU network's mean background weight over its mean oriented core weight."""
+        return Stat.of(self.final("relu", "bg") / self.final("relu", "core"))
+
+    def values(self) -> dict[str, float]:
+        """The numbers the chapter glues: every logged quantity at the end and at initialisation (seed means)."""
+        out = {}
+        for net in ("relu", "linear"):
+            for key in ("id_hinge", "ood_hinge", "id_acc", "ood_acc", "p_pos", "p_neg", "core", "bg", "core_norm",
+                        "bg_norm", "both_positive"):
+                out[f"{net}_{key}"] = float(self.final(net, key).mean())
+                out[f"{net}_{key}_init"] = float(self.initial(net, key).mean())
+        return {**out, "bc_ratio": self.bg_over_core().mean, "init_gap": self.init_gap.mean,
+                "init_gap_se": self.init_gap.se, "p_pos_median": self.p_pos_median}
+
+
+def relu_vs_linear(size: ContaminationSizes, run: Run) -> ReluVsLinear:
+    """Figs. 3a-c, 7 and 8: both networks trained, with snapshots of the ReLU network's weights at initialisation,
+    early, at a quarter of the run and at the end (for Experiment 2)."""
+    c = size.classification
+    quarter = c.steps // 4 - c.steps // 4 % c.log_every
+    snaps = (0, 2 * c.log_every, quarter, c.steps)
+    relu = run_classification(c, "relu", run.generator("classification", "relu"), run.device, snapshots=snaps)
+    linear = run_classification(c, "identity", run.generator("classification", "linear"), run.device)
+    (x_id, y_id), _ = relu.tests
+    p_pos, p_neg = measure.class_activation_rates(relu.init, x_id, y_id)
+    final_pos, _ = measure.class_activation_rates(relu.net, x_id, y_id)
+    return ReluVsLinear(relu, linear, c.source_steps(relu.history["step"].numpy()), snaps,
+                        Stat.of((p_pos - p_neg).double().cpu().numpy()), float(final_pos.median()),
+                        1 / math.sqrt(c.d * c.width * c.d_bg))
+
+
+def figure_risks(exp: ReluVsLinear) -> Figure:
+    """Figs. 3a-c and 8 redrawn: one row per network."""
+    rows = []
+    for name, r in (("ReLU", exp.relu), ("linear", exp.linear)):
+        h = r.history
+        rows.append([
+            {"title": f"{name}: risks", "ylim": (-0.03, 1.1),
+             "curves": {"ID hinge risk": h["id_hinge"], "OOD hinge risk": h["ood_hinge"]}},
+            {"title": f"{name}: activation rate", "ylim": (-0.03, 1.03),
+             "curves": {"positive class": h["p_pos"], "negative class": h["p_neg"]}},
+            {"title": f"{name}: mean weight per coordinate",
+             "curves": {"core (oriented)": h["core"], "background": h["bg"]}},
+            {"title": f"{name}: projection norms",
+             "curves": {r"$\|P_{core}w_k\|$": h["core_norm"], r"$\|P_{bg}w_k\|$": h["bg_norm"]}},
+        ])
+    return band_grid(exp.time, rows, xlabel=SOURCE_TIME)
+
+
+def figure_neurons(exp: ReluVsLinear) -> Figure:
+    """Fig. 7 redrawn: ten neurons of the first ReLU replica."""
+    return neuron_trajectories(exp.time, exp.relu.history["corr_pos"], exp.relu.history["corr_neg"],
+                               xlabel=SOURCE_TIME)
+
+
+# ---- the theory against the trained networks -------------------------------------------------------------------------
+@dataclasses.dataclass
+class TheoryChecks:
+    clt_error: float  # largest |Phi formula - exact activation probability| over neurons, classes and snapshots
+    clt_error_by_step: dict[int, float]
+    mc_error: float  # largest |measured rate (test set) - exact| at the end
+    mc_sd: float  # largest Monte-Carlo standard deviation of a measured rate at the end
+    berry_esseen: float  # C0 * the Berry-Esseen ratio for d0 equal weights (C0 = 0.56)
+    ood_samples: int  # inputs per split for the OOD-risk estimate
+    ratio: np.ndarray  # per replica: r = (d_core c - d_bg b)/(d_core c + d_bg b) (Step 6)
+    margin: np.ndarray  # per replica: mean ID margin M = E[y h]
+    id_risk: np.ndarray  # per replica: ID hinge risk on the same inputs
+    ood_lower: np.ndarray  # per replica: 1 - r M
+    ood_upper: np.ndarray  # per replica: 1 - r (1 - R_ID)
+    ood_unit: np.ndarray  # per replica: the notes' estimate 1 - r (M = 1)
+    ood_measured: np.ndarray  # per replica: the OOD hinge risk on the same inputs
+    decay_ratio: np.ndarray  # per replica: linear bg norm ratio over (1 - eta lambda)^t
+    decay: float
+    never_learn: float  # fraction of ReLU neurons whose correlation with their own class ends <= 0
+    both_positive_run: float  # fraction of the ReLU run's neurons at init positive on both classes
+    both_positive_run_se: float
+    both_positive_mc: float  # the same over ``checks.init_neurons`` fresh initial neurons
+    both_positive_mc_se: float
+    both_positive_theory: float
+
+
+def theory_checks(size: ContaminationSizes, run: Run, exp: ReluVsLinear) -> TheoryChecks:
+    """Step 4 (Lemma B.1's normal approximation, against the exact activation probability of every neuron at every
+    snapshot), Step 5 (the OOD-risk estimate), Theorem 4.4's strengthening (pure decay of the linear network's
+    background norm) and the initial both-positive fraction (closed form against the run and a large sample)."""
+    c = size.classification
+    act = theory.activation_probability()
+    sigma = float(act["sigma"])
+    data = exp.relu.data
+
+    def clt(W):
+        net = dataclasses.replace(exp.relu.net, W=W)
+        exact = measure.exact_activation_rates(net, c.d_core)
+        corr = measure.class_correlations(net, c.d_core, data.mu_core(), data.mu_bg())
+        norm = W.double().norm(dim=-1)
+        pred = [torch.special.ndtr(k.double() / (sigma * norm)) for k in corr]
+        return max(float((p - e).abs().max()) for p, e in zip(pred, exact, strict=True)), exact
+
+    by_step = {}
+    for step, W in exp.relu.snapshots.items():
+        by_step[step], exact = clt(W)
+    (x_id, y_id), _ = exp.relu.tests
+    measured = measure.class_activation_rates(exp.relu.net, x_id, y_id)
+    n_class = (y_id == 1).sum().item(), (y_id == -1).sum().item()
+    mc_error = max(float((m_ - e).abs().max()) for m_, e in zip(measured, exact, strict=True))
+    mc_sd = float(max((e * (1 - e)).clamp_min(0).div(min(n_class)).sqrt().max() for e in exact))
+    mom = theory.uniform_moments()
+    be = 0.56 * float(mom["berry_esseen"].subs(mom["n"], c.d0))
+
+    ood = theory.ood_hinge_estimate()
+    ratio = sp.lambdify((ood["c"], ood["b"], ood["d_core"], ood["d_bg"]), ood["ratio"])
+    r = ratio(exp.final("relu", "core"), exp.final("relu", "bg"), c.d_core, c.d_bg)
+    lower, upper = (sp.lambdify((ood["r"], ood["M"], ood["R_id"]), ood[k]) for k in ("lower", "upper"))
+    (xi, yi), (xo, yo) = held_out_sets(data, size.checks.estimate_samples, run.generator("ood_estimate"), run.device)
+    with torch.no_grad():
+        out_id, out_ood = exp.relu.net(xi), exp.relu.net(xo)
+    margin = (yi * out_id).mean(-1).double().cpu().numpy()
+    r_id = risk(out_id, yi, hinge).double().cpu().numpy()
+
+    decay = (1 - c.lr * WEIGHT_DECAY) ** c.steps
+    lin = exp.linear.history["bg_norm"]
+    corr_pos, corr_neg = measure.class_correlations(exp.relu.net, c.d_core, data.mu_core(), data.mu_bg())
+
+    init_pos, init_neg = measure.class_correlations(exp.relu.init, c.d_core, data.mu_core(), data.mu_bg())
+    both_run = ((init_pos > 0) & (init_neg > 0)).double()
+    frac = theory.both_positive_at_init()
+    replicas = math.ceil(size.checks.init_neurons / c.width)
+    fresh = init_fixed_output(replicas, c.d0, c.width, d_ambient=c.d, generator=run.generator("init_neurons"))
+    fresh_pos, fresh_neg = measure.class_correlations(fresh, c.d_core, data.mu_core(), data.mu_bg())
+    both_mc = ((fresh_pos > 0) & (fresh_neg > 0)).double()
+    return TheoryChecks(
+        clt_error=max(by_step.values()), clt_error_by_step=by_step, mc_error=mc_error, mc_sd=mc_sd, berry_esseen=be,
+        ood_samples=size.checks.estimate_samples, ratio=r, margin=margin, id_risk=r_id,
+        ood_lower=lower(r, margin, r_id),
+        ood_upper=upper(r, margin, r_id), ood_unit=1 - r, ood_measured=risk(out_ood, yo, hinge).double().cpu().numpy(),
+        decay_ratio=(lin[-1] / lin[0]).double().numpy() / decay, decay=decay,
+        never_learn=float((corr_pos <= 0).double().mean()),
+        both_positive_run=float(both_run.mean()), both_positive_run_se=binomial_se(float(both_run.mean()),
+                                                                                   both_run.numel()),
+        both_positive_mc=float(both_mc.mean()), both_positive_mc_se=binomial_se(float(both_mc.mean()),
+                                                                                both_mc.numel()),
+        both_positive_theory=float(frac["fraction"].subs({frac["d_core"]: c.d_core, frac["d_bg"]: c.d_bg})),
+    )
+
+
+def ood_margin_allowance(th: TheoryChecks) -> np.ndarray:
+    """Per replica, how far ID margins that are not 1 can move the OOD risk from the unit-margin estimate 1 - r:
+    the bracket of Step 6 spans [1 - r M, 1 - r + r R_ID], within r (|M - 1| + R_ID) of 1 - r."""
+    return th.ratio * (np.abs(th.margin - 1) + th.id_risk)
+
+
+# ---- two controls: time rescaling and a background with mean zero ----------------------------------------------------
+@torch.no_grad()
+def coupled_shift_risks(net: TwoLayerNet, data: StructuredFeatures, n: int, generator: torch.Generator,
+                        device=None) -> tuple[np.ndarray, np.ndarray]:
+    """ID and OOD hinge risk per replica on coupled inputs: n ID samples, and the same samples with every background
+    coordinate moved by mu_bg(ood) - mu_bg(id) (U[0, 1] - 1 is U[-1, 0], so this is an OOD sample). The difference
+    is the cost of the shift, free of the noise of two independent test sets."""
+    x, y, _ = data.sample(n, split="id", generator=generator, device=device)
+    x_ood = x.clone()
+    x_ood[..., data.d_core:] += data.mu_bg("ood") - data.mu_bg("id")
+    return tuple(risk(net(v), y, hinge).double().cpu().numpy() for v in (x, x_ood))
+
+
+@dataclasses.dataclass
+class Controls:
+    half: ClassificationRun  # eta/2 for 2T steps from the ReLU run's initial network, on its test sets
+    zero_mean: ClassificationRun  # background U[-1/2, 1/2] in training, U[-3/2, -1/2] at test time
+    zero_decay_ratio: np.ndarray  # per replica: background norm ratio over (1 - eta lambda)^t
+    zero_shift: tuple[np.ndarray, np.ndarray]  # per replica: ID and OOD risk of the zero-mean network, coupled
+
+
+def controls(size: ContaminationSizes, run: Run, exp: ReluVsLinear) -> Controls:
+    c = size.classification
+    half_size = dataclasses.replace(c, lr=c.lr / 2, steps=2 * c.steps, log_every=2 * c.log_every)
+    half = run_classification(half_size, "relu", run.generator("classification", "half_step"), run.device,
+                              init=exp.relu.init, tests=exp.relu.tests)
+    zero_data = dataclasses.replace(exp.relu.data, bg_id_range=(-0.5, 0.5), bg_ood_range=(-1.5, -0.5))
+    zero = run_classification(c, "relu", run.generator("classification", "zero_mean"), run.device, data=zero_data)
+    decay = (1 - c.lr * WEIGHT_DECAY) ** c.steps
+    bg = zero.history["bg_norm"]
+    shift = coupled_shift_risks(zero.net, zero_data, size.checks.estimate_samples, run.generator("zero_mean_shift"),
+                                run.device)
+    return Controls(half, zero, (bg[-1] / bg[0]).double().numpy() / decay, shift)
+
+
+# ---- Experiment 2: the gradient mechanism, neuron by neuron ---------------------------------------------------------
+@dataclasses.dataclass
+class MechanismRow:
+    step: int
+    source_step: float
+    rate_gap: float  # mean over neurons of rho_+ - rho_-
+    bg_measured: float
+    bg_formula: float
+    core_measured: float
+    core_formula: float
+    corr_bg: float  # correlation over neurons of the measured and predicted background gradient
+
+
+@dataclasses.dataclass
+class Mechanism:
+    rows: list[MechanismRow]
+    eq14_error: float  # largest relative |autograd - Eq. (14)| (float64) over snapshots
+    corr_bg_min: float  # over the snapshots after initialisation
+    core_rel_max: float  # largest relative error of the mean core rate after initialisation
+    neurons: int  # neurons per snapshot (for the standard error of a correlation)
+    panel_step: int
+    panels: list  # (title, formula, measured) at ``panel_step``
+
+
+def gradient_mechanism(size: ContaminationSizes, run: Run, exp: ReluVsLinear) -> Mechanism:
+    """At each snapshot of the ReLU run: the feature-wise gradient of the mean hinge loss on fresh inputs, by autograd
+    and by Eq. (14) (float64), against the rates of Step 3
+    (:func:`~feature_learning.theory.feature_contamination.contamination_rates`, with the measured rho_+-: the
+    probability of being active and loss-active on the positive / negative class)."""
+    c = size.classification
+    data = exp.relu.data
+    x, y, _ = data.sample(size.checks.gradient_samples, generator=run.generator("gradient_samples"),
+                          dtype=torch.float64, device=run.device)
+    rates = theory.contamination_rates()
+    args = (rates["rho_plus"], rates["rho_minus"], rates["mu"], theory.m, theory.eta)
+    core_rate, bg_rate = (sp.lambdify(args, rates[k]) for k in ("core", "bg"))
+    rows, panels, err, panel_step = [], [], 0.0, exp.snapshot_steps[2]
+    for step, W in exp.relu.snapshots.items():
+        net = dataclasses.replace(exp.relu.net, W=W).to(dtype=torch.float64)
+        core_g, bg_g = measure.gradient_projections(net, x, y, c.d_core)
+        core_14, bg_14 = measure.eq14_projections(net, x, y, c.d_core)
+        scale = float(torch.maximum(core_g.abs().max(), bg_g.abs().max()))
+        err = max(err, float(torch.maximum((core_g - core_14).abs().max(), (bg_g - bg_14).abs().max())) / scale)
+        r_pos, r_neg = measure.loss_active_rates(net, x, y)
+        # a gradient step of size 1: the rates per unit step size
+        pred_core, pred_bg = core_rate(r_pos, r_neg, data.mu_core(), c.width, 1), bg_rate(r_pos, r_neg, data.mu_core(),
+                                                                                           c.width, 1)
+        corr = float(np.corrcoef(pred_bg.flatten().cpu().numpy(), bg_g.flatten().cpu().numpy())[0, 1])
+        rows.append(MechanismRow(step, float(c.source_steps(step)), float((r_pos - r_neg).mean()),
+                                 float(bg_g.mean()), float(pred_bg.mean()), float(core_g.mean()),
+                                 float(pred_core.mean()), corr))
+        if step == panel_step:
+            panels = [("core gradient (oriented)", pred_core, core_g), ("background gradient", pred_bg, bg_g),
+                      ("background / core", ((r_pos - r_neg) / (r_pos + r_neg)).flatten(), (bg_g / core_g).flatten())]
+    later = [r for r in rows if r.step > 0]
+    return Mechanism(rows, err, min(r.corr_bg for r in later),
+                     max(abs(r.core_measured - r.core_formula) / r.core_formula for r in later),
+                     c.seeds * c.width, panel_step, panels)
+
+
+def figure_mechanism(mech: Mechanism) -> Figure:
+    return measured_vs_predicted(mech.panels, xlabel="formula of Step 2", ylabel="autograd")
+
+
+# ---- Experiment 3: regression ("representation distillation", Fig. 9) -----------------------------------------------
+@dataclasses.dataclass
+class RegressionRun:
+    history: dict[str, torch.Tensor]
+    d_core: int
+
+
+def run_regression(size: ContaminationSizes, activation: str, generator: torch.Generator,
+                   device=None) -> RegressionRun:
     """Appendix F.1 "regression (representation distillation)": the net regresses the OOD-optimal representation
     (y z_j)_{j in S_core} with (1/2)||h - t||^2; both layers trained (output layer initialised at +-1/m), online SGD
-    with the source's weight decay, at the sizes ``size.reg_shape`` (d = 4 (d_core + d_bg) as in F.1).
-    Returns (net, history) with the ID/OOD squared error and the background weights."""
-    d_half, width, batch = size.reg_shape
-    size = dataclasses.replace(size, d_core=d_half, d_bg=d_half, d=d_half * size.d // size.d_core, width=width,
-                               batch=batch)
-    data = model_of(size)
-    net = init_fixed_output(size.seeds, size.d0, size.width, d_ambient=size.d, activation=activation,
-                            generator=generator, device=device, d_out=size.d_core, trained=("W", "a"))
-    x_id, _, _ = data.sample(size.n_test, split="id", generator=generator, device=device)
-    x_ood, _, _ = data.sample(size.n_test, split="ood", generator=generator, device=device)
-    u_bg = torch.ones(size.d_bg, device=device) / size.d_bg**0.5
+    with the source's weight decay on both, at the sizes of ``size.regression``."""
+    c, r = size.classification, size.regression
+    data = StructuredFeatures(d_core=r.d_half, d_bg=r.d_half)
+    net = init_fixed_output(r.seeds, data.d0, r.width, d_ambient=r.d, activation=activation, generator=generator,
+                            device=device, d_out=r.d_half, trained=("W", "a"))
+    x_id, _, _ = data.sample(c.n_test, split="id", generator=generator, device=device)
+    x_ood, _, _ = data.sample(c.n_test, split="ood", generator=generator, device=device)
+    u_bg = torch.ones(r.d_half, device=device) / r.d_half**0.5
 
     def sample(step):
-        x, _, _ = data.sample(size.batch, replicas=size.seeds, generator=generator, device=device)
+        x, _, _ = data.sample(r.batch, replicas=r.seeds, generator=generator, device=device)
         return x, data.regression_target(x)
 
-    @torch.no_grad()
     def log(step):
-        err_id = half_squared_error(net(x_id), data.regression_target(x_id)).mean(-1)
-        err_ood = half_squared_error(net(x_ood), data.regression_target(x_ood)).mean(-1)
         W = net.W.detach()
-        return {"id_mse": err_id, "ood_mse": err_ood, "bg_direction": (W[..., size.d_core:] @ u_bg).abs().mean(-1),
-                "bg_norm": W[..., size.d_core:].norm(dim=-1).mean(-1)}
+        return {"id_mse": risk(net(x_id), data.regression_target(x_id), half_squared_error),
+                "ood_mse": risk(net(x_ood), data.regression_target(x_ood), half_squared_error),
+                "bg_direction": (W[..., r.d_half:] @ u_bg).abs().mean(-1),
+                "bg_norm": W[..., r.d_half:].norm(dim=-1).mean(-1)}
 
-    history = train_online(net, sample, half_squared_error,
-                           online_sgd(size.reg_steps, size.reg_lr, WEIGHT_DECAY), log_every=size.log_every, log_fn=log)
-    return net, history
+    config = OptimConfig(steps=r.steps, lr=r.lr, optimizer="sgd", weight_decay=WEIGHT_DECAY, warmup=0)
+    history = train(net.parameters(), fresh_batches(net, sample, half_squared_error), config,
+                    log_every=c.log_every, log_fn=log)
+    return RegressionRun(history, r.d_half)
 
 
-EXTENSION_ACTIVATIONS = ("relu", "gelu", "sigmoid", "tanh")
+@dataclasses.dataclass
+class Distillation:
+    relu: RegressionRun
+    linear: RegressionRun
+    time: np.ndarray  # in the source's steps
 
 
-def run_extension(size: ContaminationSizes, activation: str, generator: torch.Generator, device=None):
-    """Fig. 3d / 10: concentric balls (radii 1 and 2) for the core, U[0,1] -> U[-1,0] background, a two-layer net
-    with biases and both layers trained (PyTorch default init), AdamW, logistic loss (the source names no loss,
-    step size or decay: ours are in :class:`ContaminationSizes` and weight decay 1e-2)."""
-    data = ConcentricBalls(d_core=size.d_core, d_bg=size.d_bg)
-    net = init_torch_default(size.seeds, data.d0, size.ext_width, activation=activation, generator=generator,
-                             device=device)
-    x_id, y_id = data.sample(size.n_test, split="id", generator=generator, device=device)
-    x_ood, y_ood = data.sample(size.n_test, split="ood", generator=generator, device=device)
+def regression(size: ContaminationSizes, run: Run) -> Distillation:
+    relu = run_regression(size, "relu", run.generator("regression", "relu"), run.device)
+    linear = run_regression(size, "identity", run.generator("regression", "linear"), run.device)
+    steps = relu.history["step"].numpy()
+    return Distillation(relu, linear, steps * size.regression.lr / SOURCE_LR)
+
+
+def figure_regression(dist: Distillation) -> Figure:
+    """Fig. 9 redrawn: ID and OOD regression error of the ReLU and the linear student (log scale)."""
+    rows = [[{"title": f"{name} student", "logy": True,
+              "curves": {"ID error": r.history["id_mse"], "OOD error": r.history["ood_mse"]}}
+             for name, r in (("ReLU", dist.relu), ("linear", dist.linear))]]
+    return band_grid(dist.time, rows, xlabel=SOURCE_TIME, width=5.0, height=3.3)
+
+
+# ---- Experiment 4: other activations, AdamW, concentric balls (Figs. 3d, 10) ----------------------------------------
+def run_extension(size: ContaminationSizes, activation: str, generator: torch.Generator,
+                  device=None) -> dict[str, torch.Tensor]:
+    """Fig. 3d / 10: concentric balls (radii 1 and 2) for the core, U[0,1] -> U[-1,0] background, a two-layer net with
+    biases and both layers trained (PyTorch default init), AdamW, logistic loss (the source names no loss, step size or
+    decay: ours are in :class:`~feature_learning.experiments.feature_contamination.Extension`). Returns the history (per
+    replica)."""
+    c, e = size.classification, size.extension
+    data = ConcentricBalls(d_core=e.d_core, d_bg=e.d_bg)
+    net = init_torch_default(e.seeds, data.d0, e.width, activation=activation, generator=generator, device=device)
+    x_id, y_id = data.sample(c.n_test, split="id", generator=generator, device=device)
+    x_ood, y_ood = data.sample(c.n_test, split="ood", generator=generator, device=device)
     W0 = net.W.detach().clone()
-    u_bg = torch.ones(size.d_bg, device=device) / size.d_bg**0.5
+    u_bg = torch.ones(e.d_bg, device=device) / e.d_bg**0.5
 
     def core_norm(W):  # mean over neurons of ||P_core w_k||
-        return W[..., :size.d_core].norm(dim=-1).mean(-1)
+        return W[..., :e.d_core].norm(dim=-1).mean(-1)
 
     def bg_direction(W):  # mean over neurons of |<w_k, u_bg>|, u_bg the unit background-mean direction
-        return (W[..., size.d_core:] @ u_bg).abs().mean(-1)
+        return (W[..., e.d_core:] @ u_bg).abs().mean(-1)
 
-    def loss_fn(step):
-        x, y = data.sample(size.ext_batch, replicas=size.seeds, generator=generator, device=device)
-        return logistic(net(x), y).mean(-1).sum()
+    def sample(step):
+        return data.sample(e.batch, replicas=e.seeds, generator=generator, device=device)
 
-    @torch.no_grad()
     def log(step):
-        return {"id_loss": logistic(net(x_id), y_id).mean(-1), "ood_loss": logistic(net(x_ood), y_ood).mean(-1),
-                "id_acc": measure.accuracy(net, x_id, y_id), "ood_acc": measure.accuracy(net, x_ood, y_ood),
-                "bg_direction": bg_direction(net.W) / bg_direction(W0),
-                "core_norm": core_norm(net.W) / core_norm(W0)}
+        out_id, out_ood = net(x_id), net(x_ood)
+        return {"id_loss": risk(out_id, y_id, logistic), "ood_loss": risk(out_ood, y_ood, logistic),
+                "id_acc": sign_accuracy(out_id, y_id), "ood_acc": sign_accuracy(out_ood, y_ood),
+                "bg_direction": bg_direction(net.W) / bg_direction(W0), "core_norm": core_norm(net.W) / core_norm(W0)}
 
-    config = OptimConfig(steps=size.ext_steps, lr=size.ext_lr, weight_decay=1e-2, betas=(0.9, 0.999), warmup=0)
-    history = train(net.parameters(), loss_fn, config, log_every=max(1, size.ext_steps // 20), log_fn=log)
-    return net, history
-
-
-# ---- Sec. 2 / appendix E: the source's tables, kept as data (top-1 %, ImageNet and its shifts) -----------------
-TABLE1_COLUMNS = ("ImageNet", "OOD avg", "ImageNet-V2", "ImageNet-R", "ObjectNet", "ImageNet-Sketch", "ImageNet-A")
-TABLE1 = {  # Table 1 (appendix E.2): CLIP teachers and their distilled students
-    "CLIP-RN50": (70.37, 39.42, 59.03, 51.18, 37.72, 31.87, 17.31),
-    "Distilled RN50": (69.85, 31.63, 57.97, 38.22, 32.72, 20.97, 8.25),
-    "CLIP-RN101": (72.33, 45.27, 61.70, 59.92, 43.07, 37.93, 23.73),
-    "Distilled RN101": (72.28, 35.18, 60.46, 44.09, 35.89, 23.88, 11.56),
-    "CLIP-ViT-B/16": (79.40, 57.59, 69.72, 72.42, 51.85, 47.33, 46.64),
-    "Distilled ViT-B/16": (73.58, 37.14, 62.45, 44.43, 35.52, 23.83, 19.47),
-    "CLIP-RN50x4": (76.18, 51.45, 65.83, 64.80, 48.74, 42.19, 35.67),
-    "Distilled RN50x4": (76.25, 41.40, 65.20, 49.22, 42.71, 29.23, 20.64),
-    "CLIP-RN50x16": (80.24, 60.61, 70.13, 73.67, 56.92, 48.52, 53.79),
-    "Distilled RN50x16": (79.65, 48.26, 68.49, 55.03, 48.90, 32.93, 35.97),
-}
-TABLES_2_TO_4 = {  # (ID, OOD) of teacher and distilled student: iWildCam (macro F1), Camelyon17, DomainNet (%)
-    "iWildCam-WILDS (Table 2)": {"teacher": ("ImageNet RN50", 49.30, 32.46),
-                                 "student": ("Distilled RN50", 32.32, 13.83)},
-    "Camelyon17-WILDS (Table 3)": {"teacher": ("CLIP-ViT-B/16", 98.22, 92.88),
-                                   "student": ("Distilled ViT-B/16", 98.28, 89.83)},
-    "DomainNet (Table 4)": {"teacher": ("CLIP-RN50", 87.02, 82.58), "student": ("Distilled RN50", 77.91, 64.78)},
-}
+    config = OptimConfig(steps=e.steps, lr=e.lr, weight_decay=e.weight_decay, betas=(0.9, 0.999), warmup=0)
+    return train(net.parameters(), fresh_batches(net, sample, logistic), config,
+                 log_every=max(1, e.steps // 20), log_fn=log)
 
 
-def table1_gaps() -> dict[str, dict[str, float]]:
-    """Distilled minus CLIP teacher, per architecture: ID, OOD average, and each OOD set; plus the check that the
-    printed OOD average is the mean of the five OOD columns (returned as ``avg_error``)."""
+@dataclasses.dataclass
+class ExtensionResult:
+    final: dict[str, dict[str, np.ndarray]]  # activation -> quantity -> per replica
+    n_test: int
+
+    def worst(self, key: str, pick=max) -> float:
+        """``pick`` over activations of the mean over replicas."""
+        return float(pick(v[key].mean() for v in self.final.values()))
+
+    def worst_stat(self, key: str, pick=max) -> Stat:
+        """Mean and standard error over seeds of ``key`` for the activation whose mean is ``pick`` over them."""
+        values = pick(self.final.values(), key=lambda v: v[key].mean())
+        return Stat.of(values[key])
+
+    def chance_distance(self) -> Stat:
+        """|OOD accuracy - 1/2| of the activation farthest from chance. Its standard error combines the spread over
+        seeds with the binomial noise of the shared test set (a network that predicts one class everywhere scores the
+        test set's class share, the same for every seed)."""
+        values = max(self.final.values(), key=lambda v: abs(v["ood_acc"].mean() - 0.5))
+        se = math.hypot(Stat.of(values["ood_acc"]).se, math.sqrt(0.25 / self.n_test))
+        return Stat(abs(float(values["ood_acc"].mean()) - 0.5), se)
+
+
+def extension(size: ContaminationSizes, run: Run) -> ExtensionResult:
     out = {}
-    for name, student in TABLE1.items():
-        if not name.startswith("Distilled"):
-            continue
-        arch = name.removeprefix("Distilled ")
-        teacher = TABLE1[f"CLIP-{arch}"]
-        out[arch] = {col: s - t for col, s, t in zip(TABLE1_COLUMNS, student, teacher, strict=True)}
-        out[arch]["avg_error"] = max(abs(row[1] - sum(row[2:]) / 5) for row in (student, teacher))
-    return out
+    for a in EXTENSION_ACTIVATIONS:
+        h = run_extension(size, a, run.generator("extension", a), run.device)
+        out[a] = {k: final(h, k) for k in ("id_loss", "ood_loss", "id_acc", "ood_acc", "bg_direction", "core_norm")}
+    return ExtensionResult(out, size.classification.n_test)
+
+
+def figure_extension(ext: ExtensionResult) -> Figure:
+    """Figs. 3d and 10 redrawn."""
+    groups = ["GELU" if a == "gelu" else a.capitalize() if a != "relu" else "ReLU" for a in ext.final]
+    series = {"ID logistic loss": [v["id_loss"].mean() for v in ext.final.values()],
+              "OOD logistic loss": [v["ood_loss"].mean() for v in ext.final.values()],
+              "background projection / init": [v["bg_direction"].mean() for v in ext.final.values()]}
+    return grouped_bars(groups, series, log=True, title="two-layer nets with biases, AdamW, concentric balls")
 
 
 # ---- a bundled-data analogue of Sec. 2: distil an OOD-robust teacher on digits with a random border -------------
-def run_digits_distillation(size: ContaminationSizes, activation: str, generator: torch.Generator, device=None,
-                            n_train: int = 1200, teacher_dim: int = 32):
+@dataclasses.dataclass
+class DigitsRun:
+    teacher: dict[str, float]  # probe accuracy {"id", "ood"}
+    student: dict[str, np.ndarray]  # probe accuracy per replica {"id", "ood"}
+    mse_id: np.ndarray  # per replica, distillation error
+    mse_ood: np.ndarray
+    n_test: int
+
+
+def run_digits_distillation(size: ContaminationSizes, activation: str, splits, generator: torch.Generator,
+                            device=None) -> DigitsRun:
     """Teacher: PCA (``teacher_dim`` components) of the 64 digit pixels, fitted on the training digits; it ignores the
     border, so it is exactly invariant to the background shift (the role of the OOD-robust CLIP teacher). Student: a
     two-layer net 100 -> width -> teacher_dim (``activation``, biases, PyTorch init) trained by MSE to the teacher
-    on ID images (fresh border noise each batch of 128; AdamW lr 1e-3, weight decay 1e-4). Linear probes
-    (multinomial logistic regression) are fitted on ID training representations and evaluated on ID and OOD test
-    images. Returns a dict of accuracies (teacher, student per replica) and the student's ID/OOD distillation error."""
-    from sklearn.linear_model import LogisticRegression
-
-    from feature_learning.data.digits_border import load_digit_splits, with_border
-
-    size = dataclasses.replace(size, seeds=size.digits_seeds)
-    train_split, test_split = load_digit_splits(n_train, generator)
+    on ID images (fresh border noise each batch; AdamW). Multinomial logistic probes
+    (:func:`~feature_learning.measure.probes.multiclass_probe`) are fitted on ID training representations and scored
+    on ID and OOD test images. ``splits``: the (train, test) digits of :func:`~feature_learning.data.digits.
+    digit_splits`; ``generator`` draws the student, its batches and the borders."""
+    dg = size.digits
+    train_split, test_split = splits
     mean = train_split.digits.mean(0)
     _, _, vh = torch.linalg.svd(train_split.digits - mean, full_matrices=False)
-    basis = vh[:teacher_dim].T  # (64, teacher_dim)
-    from feature_learning.data.digits_border import border_mask
+    basis = vh[:dg.teacher_dim].T  # (64, teacher_dim)
     core = ~border_mask()
 
     def teacher(images):
         return (images[:, core] - mean) @ basis
 
-    net = init_torch_default(size.seeds, 100, size.digits_width, d_out=teacher_dim, activation=activation,
+    net = init_torch_default(dg.seeds, 100, dg.width, d_out=dg.teacher_dim, activation=activation,
                              generator=generator, device=device)
 
     def loss_fn(step):
-        idx = torch.randint(0, n_train, (size.seeds, 128), generator=generator)
+        idx = torch.randint(0, dg.n_train, (dg.seeds, dg.batch), generator=generator)
         images = with_border(train_split.digits[idx.flatten()], split="id", generator=generator)
-        target = teacher(images).view(size.seeds, 128, teacher_dim)
-        return half_squared_error(net(images.view(size.seeds, 128, -1).to(device)), target.to(device)).mean(-1).sum()
+        target = teacher(images).view(dg.seeds, dg.batch, dg.teacher_dim)
+        return half_squared_error(net(images.view(dg.seeds, dg.batch, -1).to(device)),
+                                  target.to(device)).mean(-1).sum()
 
-    train(net.parameters(), loss_fn, OptimConfig(steps=size.digits_steps, lr=1e-3, weight_decay=1e-4,
+    train(net.parameters(), loss_fn, OptimConfig(steps=dg.steps, lr=dg.lr, weight_decay=dg.weight_decay,
                                                  betas=(0.9, 0.999), warmup=0))
-    img_train = with_border(train_split.digits, split="id", generator=generator)
-    img_id = with_border(test_split.digits, split="id", generator=generator)
-    img_ood = with_border(test_split.digits, split="ood", generator=generator)
-    ytr, yte = train_split.labels.numpy(), test_split.labels.numpy()
-
-    def probe(rep_train, rep_id, rep_ood):
-        clf = LogisticRegression(max_iter=3000).fit(rep_train, ytr)
-        return clf.score(rep_id, yte), clf.score(rep_ood, yte)
-
-    out = {"teacher": probe(teacher(img_train).numpy(), teacher(img_id).numpy(), teacher(img_ood).numpy()),
-           "student": [], "mse_id": [], "mse_ood": []}
+    images = {name: with_border(split.digits, split=shift, generator=generator)
+              for name, split, shift in (("train", train_split, "id"), ("id", test_split, "id"),
+                                         ("ood", test_split, "ood"))}
+    ytr, yte = train_split.labels, test_split.labels
+    reps_t = {name: teacher(img) for name, img in images.items()}
+    teacher_acc = multiclass_probe(reps_t["train"], ytr, {k: (reps_t[k], yte) for k in ("id", "ood")})
     with torch.no_grad():
-        reps = [net(img.to(device)).cpu() for img in (img_train, img_id, img_ood)]
-        for r in range(size.seeds):
-            out["student"].append(probe(*(rep[r].numpy() for rep in reps)))
-        out["mse_id"] = half_squared_error(reps[1], teacher(img_id)).mean(-1)
-        out["mse_ood"] = half_squared_error(reps[2], teacher(img_ood)).mean(-1)
-    return out
+        reps = {name: net(img.to(device)).cpu() for name, img in images.items()}
+    student_acc = multiclass_probe(reps["train"], ytr, {k: (reps[k], yte) for k in ("id", "ood")})
+    return DigitsRun(teacher_acc, student_acc,
+                     half_squared_error(reps["id"], reps_t["id"]).mean(-1).double().numpy(),
+                     half_squared_error(reps["ood"], reps_t["ood"]).mean(-1).double().numpy(), len(yte))
+
+
+def digits(size: ContaminationSizes, run: Run) -> dict[str, DigitsRun]:
+    """The ReLU and the linear student of the same teacher, on the same split of the digits."""
+    splits = digit_splits(size.digits.n_train, run.generator("digits", "split"))
+    return {a: run_digits_distillation(size, a, splits, run.generator("digits", a), run.device)
+            for a in ("relu", "identity")}

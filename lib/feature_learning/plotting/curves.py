@@ -84,29 +84,27 @@ def accuracy_curves_seeds(curves: dict, styles: dict | None = None, ax=None, tit
     return ax
 
 
-def contamination_panels(time, histories: dict, title: str = "") -> plt.Figure:
-    """Figs. 3a-c and 8 of Zhang et al. (ICML 2024): for each network (dict name -> history with (T, R) curves),
-    ID/OOD hinge risk, class-wise activation rates, oriented core and background weights, and projection norms."""
-    names = list(histories)
-    fig, axes = plt.subplots(len(names), 4, figsize=(15, 3.0 * len(names)), squeeze=False)
-    for row, name in enumerate(names):
-        h = histories[name]
-        ax = axes[row]
-        mean_band(ax[0], time, h["id_hinge"], label="ID hinge risk")
-        mean_band(ax[0], time, h["ood_hinge"], label="OOD hinge risk")
-        ax[0].set_ylim(-0.03, 1.1)
-        mean_band(ax[1], time, h["p_pos"], label="positive class")
-        mean_band(ax[1], time, h["p_neg"], label="negative class")
-        ax[1].set_ylim(-0.03, 1.03)
-        mean_band(ax[2], time, h["core"], label="core (oriented)")
-        mean_band(ax[2], time, h["bg"], label="background")
-        mean_band(ax[3], time, h["core_norm"], label=r"$\|P_{core}w_k\|$")
-        mean_band(ax[3], time, h["bg_norm"], label=r"$\|P_{bg}w_k\|$")
-        titles = ["risks", "activation rate", "mean weight per coordinate", "projection norms"]
-        for a, t in zip(ax, titles, strict=True):
-            a.set_title(f"{name}: {t}", fontsize=9)
-            a.legend(fontsize=7)
-            a.set_xlabel("source SGD steps (eta = 0.001)", fontsize=8)
+def band_grid(x, rows: list[list[dict]], xlabel: str = "step", width: float = 3.7, height: float = 3.0) -> plt.Figure:
+    """A grid of panels, one row per list of ``rows``; each panel a dict with a ``title`` and ``curves``
+    (label -> curves (T, S) over S seeds, drawn as the mean with a min-max band against ``x``), and optionally
+    ``ylim`` and ``logy``."""
+    ncols = max(len(r) for r in rows)
+    fig, axes = plt.subplots(len(rows), ncols, figsize=(width * ncols, height * len(rows)), squeeze=False)
+    for row, panels in zip(axes, rows, strict=True):
+        for ax, panel in zip(row, panels, strict=False):
+            for label, curves in panel["curves"].items():
+                mean_band(ax, x, curves, label=label)
+            if panel.get("logy"):
+                ax.set_yscale("log")
+            if panel.get("ylim") is not None:
+                ax.set_ylim(*panel["ylim"])
+            ax.set_title(panel["title"], fontsize=9)
+            ax.set_xlabel(xlabel, fontsize=8)
+            ax.legend(fontsize=7)
+        for ax in row[len(panels):]:
+            ax.axis("off")
+    fig.tight_layout()
+    return fig
 
 
 def curve_panels(ts, panels: list[dict], ylabel: str = "", xlabel: str = "t", ylim=None) -> plt.Figure:

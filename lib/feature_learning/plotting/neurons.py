@@ -40,7 +40,7 @@ def neuron_rows(parts: torch.Tensor, names: list[str], title: str = "") -> plt.F
     return fig
 
 
-def neuron_trajectories(time, corr_pos, corr_neg, title: str = "") -> plt.Figure:
+def neuron_trajectories(time, corr_pos, corr_neg, title: str = "", xlabel: str = "step") -> plt.Figure:
     """Fig. 7 of Zhang et al.: E_{x|y}<w_k, x> for the neuron's positive and negative class, one panel per neuron
     (``corr_*`` of shape (T, neurons))."""
     n = corr_pos.shape[1]
@@ -56,6 +56,11 @@ def neuron_trajectories(time, corr_pos, corr_neg, title: str = "") -> plt.Figure
     for k in range(n, rows * cols):
         axes[k // cols, k % cols].axis("off")
     axes[0, 0].legend(fontsize=6)
+    axes[-1, 0].set_xlabel(xlabel, fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return fig
 
 
 def scales_and_angles(epochs, scales, angles, windows, labels, title: str = "") -> plt.Figure:
