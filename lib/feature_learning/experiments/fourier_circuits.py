@@ -61,10 +61,12 @@ class GrokSizes:
     """S3: one-layer transformers on a 50% split for each (k, p), p^k of similar size (Figure 4.4); the attention
     matrices of the ``attention_k`` model (Figure 4.3). ``seeds`` is the number of replicas per pair: five where a
     claim needs a median or mean over seeds that holds at every chapter seed (a replica's grokking delay varies
-    several-fold, and one in twenty k=2 replicas barely lags), two at k=4, whose claim holds replica by replica."""
+    several-fold, and one in twenty k=2 replicas barely lags), three at k=4: one of twelve k=4 replicas (chapter
+    seeds 0-5) did not reach 90% test accuracy within the steps, which sets a median of two (chapter seed 1), not
+    one of three."""
 
     pairs: tuple[tuple[int, int], ...] = ((2, 37), (3, 11), (4, 7))
-    seeds: tuple[int, ...] = (5, 5, 2)
+    seeds: tuple[int, ...] = (5, 5, 3)
     steps: int = 1500
     width: int = 32
     heads: int = 4
@@ -93,7 +95,8 @@ BOOK = FourierCircuitSizes()
 CI = override(
     BOOK,
     margin={"seeds": 1},  # one seed: CI time
-    split={"steps": 1500},  # half the book's steps: CI time
+    split={"steps": 2000},  # two thirds of the book's steps (CI time); the notes' calibration reached 0.987 test
+    # accuracy at 2000 steps, while at 1500 one chapter seed in six (seed 1) ended at 0.950, on the claim's bound
     construction={"pairs": ((2, 5), (2, 7), (3, 5), (3, 7), (4, 5))},  # the smaller pairs: CI time
 )
 FULL = override(
@@ -427,11 +430,19 @@ def grokking_glue(grok: dict[int, GrokRun], attention: AttentionConcentration) -
     def steps(values):
         return ", ".join("never" if v == float("inf") else f"{v:.0f}" for v in values.tolist())
 
+    def delay_text(v):
+        if v == float("inf"):
+            return "unbounded (the median replica never reaches 90% test accuracy)"
+        if v == float("-inf"):
+            return "negative (the median replica never reaches 99% training accuracy, but 90% test accuracy)"
+        return f"{v:.0f} steps"
+
     out = {"tr_k": attention.k, "tr_p": attention.p, "tr_conc": float(attention.conc_trained.mean()),
            "tr_conc_init": float(attention.conc_initial.mean()), "log_interval": grok[min(grok)].log_interval}
     for k, g in grok.items():
         out |= {f"delay_median_k{k}": g.median(g.delay), f"ratio_median_k{k}": g.median(g.lag_ratio),
-                f"fit_k{k}": steps(g.fit), f"gen_k{k}": steps(g.generalise), f"p_k{k}": g.p, f"seeds_k{k}": len(g.fit)}
+                f"fit_k{k}": steps(g.fit), f"gen_k{k}": steps(g.generalise), f"p_k{k}": g.p, f"seeds_k{k}": len(g.fit),
+                f"delay_text_k{k}": delay_text(g.median(g.delay))}
     return out
 
 
