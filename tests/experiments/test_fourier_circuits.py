@@ -1,5 +1,7 @@
 """The Fourier-circuit chapter's sizes, recipes, trainers and runs, checked against independent computations."""
 
+import types
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -118,3 +120,21 @@ def test_margin_run_summary_on_a_small_recipe(monkeypatch):
     assert 0 <= s["frequencies_used"] <= 2 and 0 <= s["same_frequency"] <= 1
     assert torch.equal(result.neurons.counts, torch.bincount(
         result.neurons.summary.frequency[result.neurons.active], minlength=3))
+
+
+def test_grokking_glue_spells_out_infinite_median_delays():
+    inf = float("inf")
+    trained = types.SimpleNamespace(history={"step": torch.tensor([0, 10, 20])})
+
+    def run(k, fit, gen):
+        return ex.GrokRun(k, 5, None, trained, fit=torch.tensor(fit, dtype=torch.float64),
+                          generalise=torch.tensor(gen, dtype=torch.float64))
+
+    grok = {2: run(2, [10.0, 20.0, 30.0], [50.0, 80.0, 90.0]), 3: run(3, [10.0, 10.0, 10.0], [inf, inf, 20.0]),
+            4: run(4, [inf, inf, 10.0], [20.0, 30.0, 20.0])}
+    attention = types.SimpleNamespace(k=3, p=5, conc_trained=torch.ones(2, 2), conc_initial=torch.ones(2, 2) / 4)
+    out = ex.grokking_glue(grok, attention)
+    assert out["delay_text_k2"] == "60 steps" and out["delay_median_k2"] == 60
+    assert out["delay_text_k3"].startswith("unbounded") and out["delay_median_k3"] == inf
+    assert out["delay_text_k4"].startswith("negative") and out["delay_median_k4"] == -inf
+    assert out["fit_k4"] == "never, never, 10" and out["log_interval"] == 10 and out["seeds_k3"] == 3
