@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from feature_learning.measure import fourier
-from feature_learning.measure.margins import accuracy, class_weighted_margins, margins
+from feature_learning.measure.metrics import argmax_accuracy as accuracy
+from feature_learning.measure.metrics import class_weighted_margins, margins
 from feature_learning.measure.neurons import summarize_neurons
 from feature_learning.models.poly_net import poly_net_from_neurons
 from feature_learning.theory.fourier_circuits import max_margin_network

@@ -45,19 +45,6 @@ def test_run_generators_are_reproducible_and_distinct():
     assert torch.equal(a, b) and not torch.equal(a, c)
 
 
-def test_fourier_chapter_sizes_validate_k_and_p():
-    from feature_learning.experiments.fourier_circuits import sizes, theorem_width
-
-    assert sizes("ci").width == theorem_width(3, 11) == 160
-    assert sizes("book", k=4, p=7).width == 384
-    with pytest.raises(ParameterError, match=r"'k' is 6"):
-        sizes("ci", k=6)
-    with pytest.raises(ParameterError, match=r"'p' is 9.*prime"):
-        sizes("ci", p=9)
-    with pytest.raises(ParameterError, match="profile"):
-        sizes("paper")
-
-
 def test_named_streams_are_reproducible_distinct_and_independent_of_other_streams():
     run = start_run("ci", 7, "cpu")
     a = torch.randn(3, generator=run.generator("mixture", 0))

@@ -402,3 +402,23 @@ def patch_heatmaps(samples: list[tuple[str, object]], xlabel: str = "feature", y
         ax.set_ylabel(ylabel, fontsize=8)
     fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8)
     return fig
+
+
+def seed_band_panels(panels: list[dict], ylabel: str = "", xlabel: str = "training step", ylim=None,
+                hline: tuple[float, str] | None = None) -> plt.Figure:
+    """Learning curves over seeds, one panel per entry, side by side with a shared y axis. Each entry has a
+    ``title`` and ``series``: label -> (steps (T,), curves (T, S) or (T,), color), drawn as :func:`mean_band`.
+    ``hline`` = (value, label) draws a dashed reference line (a bound) in every panel."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(max(3.6 * len(panels), 6.5), 3.4), sharey=True, squeeze=False)
+    for ax, panel in zip(axes[0], panels, strict=True):
+        for label, (steps, curves, color) in panel["series"].items():
+            mean_band(ax, steps, curves, label=label, color=color)
+        if hline is not None:
+            ax.axhline(hline[0], color="k", ls="--", lw=1, label=hline[1])
+        ax.set(title=panel["title"], xlabel=xlabel)
+        if ylim is not None:
+            ax.set_ylim(*ylim)
+    axes[0][0].set_ylabel(ylabel)
+    axes[0][0].legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,140 @@
+"""The Fourier-circuit chapter's sizes, recipes, trainers and runs, checked against independent computations."""
+
+import types
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from feature_learning.book.profiles import ParameterError, differences, start_run
+from feature_learning.data.modular import modular_addition
+from feature_learning.experiments import fourier_circuits as ex
+from feature_learning.models.poly_net import init_poly_net
+from feature_learning.models.transformer import init_transformer
+from feature_learning.training.loop import OptimConfig
+
+
+def test_sizes_validate_k_and_p_to_the_tested_range():
+    assert ex.sizes("ci").margin.k == 3 and ex.sizes("ci").margin.p == 11
+    assert ex.sizes("book", k=4, p=7).margin == ex.MarginSizes(k=4, p=7, seeds=3)
+    with pytest.raises(ParameterError, match=r"'k' is 5"):
+        ex.sizes("ci", k=5)
+    with pytest.raises(ParameterError, match=r"'p' is 9.*prime"):
+        ex.sizes("ci", p=9)
+    with pytest.raises(ParameterError, match=r"p\^k = 14641"):
+        ex.sizes("ci", k=4, p=11)
+    with pytest.raises(ParameterError, match="profile"):
+        ex.sizes("paper")
+    assert set(ex.TESTED_PAIRS) == {(2, 5), (2, 7), (2, 11), (2, 13), (3, 5), (3, 7), (3, 11), (3, 13), (4, 5), (4, 7)}
+
+
+def test_profiles_differ_from_book_only_where_they_say():
+    changed = {path for path, _ in differences(ex.SIZES)}
+    assert "margin.seeds" in changed and "split.steps" in changed
+    assert "margin.k" in changed  # full only
+    assert ex.CI.margin.k == ex.BOOK.margin.k and ex.CI.grok == ex.BOOK.grok
+
+
+@pytest.mark.parametrize("k,p", [(2, 5), (2, 13), (3, 11), (4, 7)])
+def test_margin_width_is_at_least_the_theorem_width_and_32_per_frequency(k, p):
+    width = ex.margin_width(k, p)
+    assert width >= ex.theorem_width(k, p) == 2 ** (2 * k - 2) * (p - 1)
+    assert width / ((p - 1) / 2) >= ex.MIN_PER_FREQUENCY
+    assert ex.margin_recipe(k, p).width == width
+
+
+def test_regularized_objective_is_cross_entropy_plus_the_unsquared_group_norm():
+    g = torch.Generator().manual_seed(0)
+    net = init_poly_net(2, 5, 6, replicas=2, generator=g)
+    data = modular_addition(2, 5)
+    value = ex.regularized_objective(net, data.inputs, data.labels, 0.1)
+    expected = 0.0
+    for r in range(2):
+        logits = net.replica(r)(data.inputs)[0]
+        U, W = net.U[r], net.W[r]
+        norms = (U.pow(2).sum((0, 1)) + W.pow(2).sum(1)).sqrt()
+        expected += F.cross_entropy(logits, data.labels) + 0.1 * norms.pow(3).sum().pow(1 / 3)
+    assert float(value) == pytest.approx(float(expected), rel=1e-12)
+
+
+def test_train_poly_net_returns_its_initial_network_and_logs_the_normalised_margin():
+    data = modular_addition(2, 5, 1.0, torch.Generator().manual_seed(0))
+    trained = ex.train_poly_net(data, 8, OptimConfig(steps=5, lr=1e-2), norm_penalty=1e-3, batch_size=data.n,
+                                replicas=2, generator=torch.Generator().manual_seed(1), log_every=5)
+    fresh = init_poly_net(2, 5, 8, 2, ex.INIT_SCALE, torch.Generator().manual_seed(1))
+    assert torch.equal(trained.initial.U, fresh.U.detach()) and torch.equal(trained.initial.W, fresh.W.detach())
+    assert not torch.equal(trained.model.U, trained.initial.U)
+    # the last logged margin, recomputed by hand: min over Z_p^k of (correct - best wrong) / ||theta||^(k+1)
+    logits = trained.model(data.inputs)
+    correct = logits.gather(2, data.labels.expand(2, -1).unsqueeze(-1)).squeeze(-1)
+    wrong = logits.masked_fill(F.one_hot(data.labels, 5).bool(), float("-inf")).max(-1).values
+    norm = trained.model.group_norm()
+    assert torch.allclose(trained.history["margin"][-1], (correct - wrong).min(1).values / norm**3, rtol=1e-10)
+
+
+def test_train_transformer_returns_its_initial_model():
+    data = modular_addition(2, 5, 0.5, torch.Generator().manual_seed(0))
+    size = ex.GrokSizes(pairs=((2, 5),), steps=2, seeds=(2,), width=8, heads=2)
+    config = ex.transformer_config(2, 5, size)
+    trained = ex.train_transformer(data, config, OptimConfig(steps=2, lr=1e-2), replicas=2,
+                                   generator=torch.Generator().manual_seed(3), log_every=1)
+    fresh = init_transformer(config, 2, torch.Generator().manual_seed(3))
+    for name, value in fresh.params.items():
+        assert torch.equal(trained.initial.params[name], value.detach())
+    assert not torch.equal(trained.model.params["W_Q"], trained.initial.params["W_Q"])
+
+
+def test_grokking_sweep_and_attention_concentration_on_a_tiny_size():
+    run = start_run("ci", 0, "cpu")
+    size = ex.GrokSizes(pairs=((2, 5), (3, 5)), steps=4, seeds=(3, 2), width=8, heads=2, attention_k=3)
+    grok = ex.grokking_sweep(size, run)
+    assert set(grok) == {2, 3} and len(grok[2].fit) == 3 and len(grok[3].fit) == 2
+    g = grok[3]
+    conc = ex.attention_concentration(grok, size)
+    assert conc.trained.shape == conc.initial.shape == (2, 2, 5, 5)
+    # the initial attention is the initial model's, i.e. init_transformer's with the sweep's stream
+    fresh = init_transformer(g.config, 2, run.generator("grok", 3))
+    assert torch.allclose(conc.initial, fresh.attention_matrix(torch.arange(5)).double())
+    assert ((conc.conc_trained > 0) & (conc.conc_trained <= 1 + 1e-12)).all()
+
+
+def test_grokking_delay_median_and_ratio():
+    inf, nan = float("inf"), float("nan")
+    g = ex.GrokRun(2, 5, None, None, fit=torch.tensor([90.0, 72.0, inf, inf, 100.0], dtype=torch.float64),
+                   generalise=torch.tensor([450.0, 72.0, 300.0, inf, inf], dtype=torch.float64))
+    delay = g.delay
+    assert delay[0] == 360 and delay[1] == 0 and delay[2] == -inf and delay[3].isnan() and delay[4] == inf
+    assert g.median(delay) == 180  # (0 + 360) / 2 of -inf, 0, 360, inf
+    assert g.median(g.lag_ratio) == pytest.approx(3.0)  # 5, 1, 0, nan, inf: nan left out, (1 + 5) / 2
+    assert g.median(torch.tensor([3.0, nan, 1.0, 2.0])) == 2.0
+
+
+def test_margin_run_summary_on_a_small_recipe(monkeypatch):
+    recipe = ex.MarginRecipe(width=32, optim=OptimConfig(steps=300, lr=1e-2, schedule="cosine"))
+    monkeypatch.setattr(ex, "margin_recipe", lambda k, p: recipe)
+    result = ex.margin_run(ex.MarginSizes(k=2, p=5, seeds=2), start_run("ci", 0, "cpu"), gamma=1.0)
+    s = result.summary()
+    assert s["margin_ratio"] == pytest.approx(float(result.ratio[-1].min()))
+    assert s["margin_ratio_max"] >= s["margin_ratio"]
+    assert result.per_frequency == 16
+    assert 0 <= s["frequencies_used"] <= 2 and 0 <= s["same_frequency"] <= 1
+    assert torch.equal(result.neurons.counts, torch.bincount(
+        result.neurons.summary.frequency[result.neurons.active], minlength=3))
+
+
+def test_grokking_glue_spells_out_infinite_median_delays():
+    inf = float("inf")
+    trained = types.SimpleNamespace(history={"step": torch.tensor([0, 10, 20])})
+
+    def run(k, fit, gen):
+        return ex.GrokRun(k, 5, None, trained, fit=torch.tensor(fit, dtype=torch.float64),
+                          generalise=torch.tensor(gen, dtype=torch.float64))
+
+    grok = {2: run(2, [10.0, 20.0, 30.0], [50.0, 80.0, 90.0]), 3: run(3, [10.0, 10.0, 10.0], [inf, inf, 20.0]),
+            4: run(4, [inf, inf, 10.0], [20.0, 30.0, 20.0])}
+    attention = types.SimpleNamespace(k=3, p=5, conc_trained=torch.ones(2, 2), conc_initial=torch.ones(2, 2) / 4)
+    out = ex.grokking_glue(grok, attention)
+    assert out["delay_text_k2"] == "60 steps" and out["delay_median_k2"] == 60
+    assert out["delay_text_k3"].startswith("unbounded") and out["delay_median_k3"] == inf
+    assert out["delay_text_k4"].startswith("negative") and out["delay_median_k4"] == -inf
+    assert out["fit_k4"] == "never, never, 10" and out["log_interval"] == 10 and out["seeds_k3"] == 3
