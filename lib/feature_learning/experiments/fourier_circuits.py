@@ -152,7 +152,7 @@ MIN_PER_FREQUENCY = 32  # neurons per frequency in S1: the k = 3 width of Theore
 
 
 def margin_width(k: int, p: int) -> int:
-    """S1's width: 2^(2k-1) neurons per frequency (Theorem 4.9's m), but at least :data:`MIN_PER_FREQUENCY`.
+    """S1's width: 2^(2k-1) neurons per frequency (Theorem 4.9's m), but at least ``MIN_PER_FREQUENCY``.
 
     At exactly Theorem 4.9's width a frequency needs all of its 2^(2k-1) neurons: for k = 2 that is 8, and the
     random split of the neurons over the frequencies at initialisation leaves some frequency short, so training
@@ -163,7 +163,7 @@ def margin_width(k: int, p: int) -> int:
 
 def margin_recipe(k: int, p: int) -> MarginRecipe:
     """S1 at (k, p): Adam (lr 1e-3, betas (0.9, 0.98), 10 warm-up steps, cosine decay) for 3000 full-batch steps on
-    Definition 4.1's objective (lambda in :data:`NORM_PENALTY`, init N(0, 0.1^2)), at :func:`margin_width`.
+    Definition 4.1's objective (lambda in ``NORM_PENALTY``, init N(0, 0.1^2)), at :func:`margin_width`.
 
     The source's lambda -> 0 limit (Lemma 4.7) needs the loss minimised far past interpolation; the decay lets the
     normalised margin settle. Calibrated in the notes (k = 3, p = 11): 0.98 gamma* within a few thousand steps;
