@@ -1,3 +1,5 @@
+"""models/poly_net.py and models/transformer.py on the modular-addition data (Fourier chapter)."""
+
 import math
 
 import pytest

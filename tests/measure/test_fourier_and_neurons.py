@@ -1,3 +1,5 @@
+"""measure/fourier.py, measure/neurons.py and the margin metrics on the modular-addition networks (Fourier chapter)."""
+
 import math
 
 import pytest
