@@ -86,11 +86,12 @@ def test_report_has_every_claim_and_counts_per_kind(page, site_url, site_ledgers
             assert claim["id"] in text, f"report lacks claim {claim['id']} of {ledger['chapter']}"
 
 
-def test_a_chapter_prints_to_a_pdf_with_typeset_math(site_dir, tmp_path):
-    """What `make pdf` does for the single-page book, on one chapter page of this site."""
-    from feature_learning.book.pdf import print_pdf
+def test_a_chapter_prints_to_a_pdf_with_typeset_math(page, site_dir, tmp_path):
+    """What `make pdf` does for the single-page book, on one chapter page of this site (in the test session's
+    Chromium: a second Playwright cannot start inside pytest-playwright's event loop)."""
+    from feature_learning.book.pdf import print_page
 
-    out = print_pdf(site_dir / CHAPTERS[0].with_suffix(".html"), tmp_path / "chapter.pdf")
+    out = print_page(page, site_dir / CHAPTERS[0].with_suffix(".html"), tmp_path / "chapter.pdf")
     data = out.read_bytes()
     assert data.startswith(b"%PDF") and len(data) > 50_000
     assert data.count(b"/Type /Page") - data.count(b"/Type /Pages") >= 3, "a chapter fills several pages"

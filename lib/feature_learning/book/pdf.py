@@ -37,21 +37,27 @@ def book_page(folder: Path) -> Path:
     return page
 
 
+def print_page(page, page_path: Path, out: Path, timeout_ms: int = 300_000) -> Path:
+    """Open ``page_path`` in a Playwright (Chromium) ``page``, wait for MathJax, and print it to ``out`` (A4)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    page.goto(Path(page_path).resolve().as_uri(), wait_until="load", timeout=timeout_ms)
+    if page.locator("script[src*='mathjax']").count():
+        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise",
+                               timeout=timeout_ms)
+        page.evaluate("() => MathJax.startup.promise")
+    page.emulate_media(media="print")
+    page.pdf(path=str(out), format="A4", print_background=True,
+             margin={"top": "15mm", "bottom": "15mm", "left": "12mm", "right": "12mm"})
+    return out
+
+
 def print_pdf(page_path: Path, out: Path, timeout_ms: int = 300_000) -> Path:
+    """:func:`print_page` in a Chromium of its own (Playwright's, else the system's)."""
     from playwright.sync_api import sync_playwright
 
-    out.parent.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=executable(p), args=LAUNCH_ARGS)
-        page = browser.new_page()
-        page.goto(Path(page_path).resolve().as_uri(), wait_until="load", timeout=timeout_ms)
-        if page.locator("script[src*='mathjax']").count():
-            page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise",
-                                   timeout=timeout_ms)
-            page.evaluate("() => MathJax.startup.promise")
-        page.emulate_media(media="print")
-        page.pdf(path=str(out), format="A4", print_background=True,
-                 margin={"top": "15mm", "bottom": "15mm", "left": "12mm", "right": "12mm"})
+        print_page(browser.new_page(), page_path, out, timeout_ms)
         browser.close()
     return out
 
