@@ -71,3 +71,12 @@ def test_mixture_tasks_are_uniform_on_the_included_tasks():
     assert torch.all(t[0] == 0) and torch.all(t[2] == 1)
     freq = torch.bincount(t[1], minlength=3).double() / 30000
     assert torch.allclose(freq, torch.full((3,), 1 / 3, dtype=torch.float64), atol=0.015)
+
+
+def test_shared_noise_differs_only_in_the_task_mask():
+    m = model()
+    tasks = torch.stack([torch.zeros(50, dtype=torch.long), torch.full((50,), 2)])[None]  # (1, 2, 50)
+    z = m.sample_z(tasks, torch.Generator().manual_seed(6), (1, 1, 50))
+    assert torch.equal(z[0, 0, :, :2], z[0, 1, :, :2]) and torch.equal(z[0, 0, :, m.k:], z[0, 1, :, m.k:])
+    zp = m.augment(z, torch.Generator().manual_seed(7), (1, 1, 50))
+    assert torch.equal(zp[0, 0, :, m.k:], zp[0, 1, :, m.k:]) and torch.equal(zp[..., : m.k], z[..., : m.k])

@@ -69,15 +69,21 @@ class MultiTaskLinear:
         own = (j >= s + tasks[..., None] * p) & (j < s + (tasks[..., None] + 1) * p)
         return ((j < s) | (j >= self.k) | own).to(self.M.dtype)
 
-    def sample_z(self, tasks: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        """Hidden representations (..., n, d) for task indices ``tasks`` (..., n), eq. (7.6)."""
-        g = torch.randn(*tasks.shape, self.d, generator=generator, dtype=self.M.dtype).to(self.M.device)
+    def sample_z(self, tasks: torch.Tensor, generator: torch.Generator, noise_shape: tuple | None = None
+                 ) -> torch.Tensor:
+        """Hidden representations (..., n, d) for task indices ``tasks`` (..., n), eq. (7.6). ``noise_shape``
+        (broadcastable to tasks.shape, e.g. with a 1 on a configuration axis) shares the Gaussian draws along the
+        axes where it is 1: common random numbers for runs that differ only in their tasks."""
+        shape = tuple(tasks.shape) if noise_shape is None else tuple(noise_shape)
+        g = torch.randn(*shape, self.d, generator=generator, dtype=self.M.dtype).to(self.M.device)
         return g * self.task_mask(tasks.to(self.M.device))
 
-    def augment(self, z: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        """The positive partner of eq. (7.7): z_R kept, z_U redrawn from N(0, I)."""
-        fresh = torch.randn(*z.shape[:-1], self.u, generator=generator, dtype=z.dtype).to(z.device)
-        return torch.cat([z[..., : self.k], fresh], -1)
+    def augment(self, z: torch.Tensor, generator: torch.Generator, noise_shape: tuple | None = None) -> torch.Tensor:
+        """The positive partner of eq. (7.7): z_R kept, z_U redrawn from N(0, I) (``noise_shape`` as in
+        :meth:`sample_z`)."""
+        shape = tuple(z.shape[:-1]) if noise_shape is None else tuple(noise_shape)
+        fresh = torch.randn(*shape, self.u, generator=generator, dtype=z.dtype).to(z.device)
+        return torch.cat([z[..., : self.k], fresh.expand(*z.shape[:-1], self.u)], -1)
 
     def inputs(self, z: torch.Tensor) -> torch.Tensor:
         """x = M z, row-wise."""
