@@ -24,8 +24,8 @@ from feature_learning.measure.probes import logistic_probe
 from feature_learning.measure.representations import feature_weights, linear_cka
 from feature_learning.theory import contrastive as theory
 from feature_learning.training.constraints import dykstra, project_frobenius_ball, project_spectral_frobenius
-from feature_learning.training.losses import logistic_contrastive
 from feature_learning.training.loop import OptimConfig, train
+from feature_learning.training.losses import logistic_contrastive
 
 DTYPE = torch.float64  # the notes: the linear model's weights must be read to 3 decimals
 
@@ -413,3 +413,57 @@ def finetune(size: ContrastiveSizes, run: Run) -> Finetuned:
     acc = acc[:, :, :, 0].permute(0, 2, 1, 3).reshape(len(f.ms), G + 1, -1)
     predicted = tuple(theory.finetune_beta(model.s, T, gam) for gam in f.gammas)
     return Finetuned(tuple(f.gammas), weights, distance, spectral, predicted, tuple(f.ms), acc, model)
+
+
+# -- figures ---------------------------------------------------------------------------------------------------------
+def plot_block_weights(pre: Pretrained):
+    """Mean squared feature weight on S, each P_t and U per pre-training set (mean over replicas), with the closed
+    form (Props. 7.3 / 7.4) as the outline bars' targets."""
+    from feature_learning.plotting.curves import grouped_bars
+
+    m = pre.model
+    blocks = ["S"] + [f"P{t}" for t in range(1, m.T + 1)] + ["U"]
+    series = {name: [float(pre.block(b)[:, c].mean()) for b in blocks] for c, name in enumerate(pre.names)}
+    return grouped_bars(blocks, series, ylabel=r"mean $a_j^2$ on the block", title="learned feature weights")
+
+
+def plot_tradeoff(curves: list[TradeoffCurve], m: int, bound_Ts=(1, 2, 4, 8, 16)):
+    """Target and average probe accuracy against the number of pre-training tasks (mean +- se over replicas and
+    labelled sets), one panel per curve, and the bound ratio (T+1)/(2 sqrt T) of Prop. F.8."""
+    from feature_learning.plotting.curves import line_panels
+
+    panels = []
+    for c in curves:
+        i = c.ms.index(m)
+        n = math.sqrt(c.target.shape[-1])
+        panels.append({"x": list(c.ns), "series": {
+            "target task": (c.target[i].mean(-1), c.target[i].std(-1) / n, "o-"),
+            f"average over {c.T} tasks": (c.average[i].mean(-1), c.average[i].std(-1) / n, "s--")},
+            "xlabel": "tasks in pre-training", "ylabel": f"probe accuracy (m={m})", "title": c.label,
+            "integer_ticks": True})
+    panels.append({"x": list(bound_Ts), "series": {r"$(T+1)/(2\sqrt{T})$": ([theory.bound_ratio(T) for T in bound_Ts],
+                                                                             "k.-")},
+                   "xlabel": "T", "ylabel": "universal / specific bound", "title": "Prop. F.8", "logx": True,
+                   "integer_ticks": True})
+    return line_panels(panels)
+
+
+def plot_finetune(f: Finetuned):
+    """Squared feature weights after contrastive fine-tuning against gamma (replicas' mean, se on the target's
+    private features) and Prop. F.9's curve."""
+    from feature_learning.plotting.curves import line_panels
+
+    m = f.model
+    grid = torch.linspace(0, max(f.gammas), 200, dtype=DTYPE)
+    curve = [theory.finetune_beta(m.s, m.T, float(g)) for g in grid]
+    P1 = f.block("P1")
+    series = {r"Prop. F.9: $\min(1,1/\sqrt{T}+\gamma/\sqrt{s})^2$": (curve, "k-")}
+    fig = line_panels([{"x": grid, "series": series, "xlabel": r"$\gamma$", "ylabel": r"mean $a_j^2$",
+                        "title": "contrastive fine-tuning on the target task"}])
+    ax = fig.axes[0]
+    ax.errorbar(list(f.gammas), P1.mean(0).tolist(), yerr=(P1.std(0) / math.sqrt(P1.shape[0])).tolist(), fmt="o",
+                label="learned: target's private features")
+    ax.plot(list(f.gammas), f.block("P2").mean(0).tolist(), "s", label="learned: other tasks' private features")
+    ax.plot(list(f.gammas), f.block("S").mean(0).tolist(), "^", label="learned: shared features")
+    ax.legend(fontsize=8)
+    return fig
