@@ -11,7 +11,8 @@ from feature_learning.measure.probes import multiclass_probe
 
 TINY = override(ex.CI, allocation={"pairs": ((5, 10),), "Ts": (1, 4), "n": 5000, "grid_points": 21},
                 pretrain={"steps": 40, "batch": 256, "replicas": 2, "cka_samples": 500},
-                tradeoff={"ms": (20,), "draws": 2, "n_test": 200, "large_T": 4, "large_prefixes": (1, 4)},
+                tradeoff={"ms": (20,), "draws": 2, "n_test": 200, "large_T": 4, "large_prefixes": (1, 4),
+                          "closed_replicas": 2},
                 finetune={"gammas": (0.0, 0.5), "steps": 20, "ms": (20,)})
 
 

@@ -64,6 +64,7 @@ class TradeoffSizes:
     C: float = 1.0  # scikit-learn's default, as in the notes' prototype
     large_T: int = 16
     large_prefixes: tuple[int, ...] = (1, 2, 4, 8, 16)  # tasks in pre-training for the T = 16 curve
+    closed_replicas: int = 16  # replicas of the closed-form curves (cheap: the probe sees r numbers)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,15 +89,15 @@ BOOK = ContrastiveSizes()
 CI = override(
     BOOK,
     allocation={"n": 40_000, "grid_points": 201},  # alpha = 1 sits on the boundary: a coarse grid finds it
-    tradeoff={"draws": 6, "n_test": 1000},  # paired differences: fewer labelled sets keep them beyond 2 se
+    tradeoff={"n_test": 1000},  # half the test points: the paired differences stay beyond 2 se
 )
 FULL = override(
     BOOK,
     allocation={"n": 400_000, "grid_points": 2001},  # the notes' N = 4e5
-    pretrain={"steps": 1000, "replicas": 16},
-    tradeoff={"draws": 40, "n_test": 5000},
+    pretrain={"steps": 1000, "replicas": 16},  # the notes' full size: longer training, more seeds
+    tradeoff={"draws": 40, "n_test": 5000, "closed_replicas": 64},
     finetune={"steps": 600},
-)
+)  # FULL: the paper-scale counterpart of every experiment (runs unchanged on CUDA)
 SIZES = {"ci": CI, "book": BOOK, "full": FULL}
 
 
@@ -347,9 +348,9 @@ def tradeoff(size: ContrastiveSizes, run: Run, pre: Pretrained) -> Tradeoff:
     average = per.mean(3).permute(0, 2, 1, 3).reshape(len(t.ms), T, R * D)
     learned = TradeoffCurve("learned, T=4", tuple(range(1, T + 1)), tuple(t.ms), T, target, average)
     other = acc[:, :, 0, 1].reshape(len(t.ms), R * D)
-    closed = closed_form_curve(model.s, model.r, T, tuple(range(1, T + 1)), t, size.pretrain.replicas,
+    closed = closed_form_curve(model.s, model.r, T, tuple(range(1, T + 1)), t, t.closed_replicas,
                                run.generator("tradeoff_closed"), run.device, f"closed form, T={T}")
-    large = closed_form_curve(model.s, model.r, t.large_T, t.large_prefixes, t, size.pretrain.replicas,
+    large = closed_form_curve(model.s, model.r, t.large_T, t.large_prefixes, t, t.closed_replicas,
                               run.generator("tradeoff_large"), run.device, f"closed form, T={t.large_T}")
     return Tradeoff(learned, closed, large, other)
 
