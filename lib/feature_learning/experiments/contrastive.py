@@ -77,12 +77,28 @@ class FinetuneSizes:
 
 
 @dataclasses.dataclass(frozen=True)
+class RegularisationSizes:
+    Ts: tuple[int, ...] = (4, 16)
+    ms: tuple[int, ...] = (10, 20, 50)
+    augmentations: int = 10  # fixed augmentations per labelled point (Table 7.2: 10)
+    steps: int = 300
+    lr: float = 0.1  # representation
+    head_lr: float = 1.0
+    head_penalty: float = 1e-3  # 1e-3 ||u||^2
+    lam: float = 1.0  # weight of the contrastive term (eq. 7.9; lambda = 1 for the foundation models)
+    pairs: int = 256  # contrastive pairs per step
+    replicas: int = 24  # FT - LP at T = 4 is ~0.03 with a replica sd ~0.03: 24 put it ~4 se from 0
+    n_test: int = 2000
+
+
+@dataclasses.dataclass(frozen=True)
 class ContrastiveSizes:
     model: ModelSizes = ModelSizes()
     allocation: AllocationSizes = AllocationSizes()
     pretrain: PretrainSizes = PretrainSizes()
     tradeoff: TradeoffSizes = TradeoffSizes()
     finetune: FinetuneSizes = FinetuneSizes()
+    regularisation: RegularisationSizes = RegularisationSizes()
 
 
 BOOK = ContrastiveSizes()
@@ -90,6 +106,7 @@ CI = override(
     BOOK,
     allocation={"n": 40_000, "grid_points": 201},  # alpha = 1 sits on the boundary: a coarse grid finds it
     tradeoff={"n_test": 1000},  # half the test points: the paired differences stay beyond 2 se
+    regularisation={"ms": (20,)},  # one label budget: the table's middle column
 )
 FULL = override(
     BOOK,
@@ -97,6 +114,7 @@ FULL = override(
     pretrain={"steps": 1000, "replicas": 16},  # the notes' full size: longer training, more seeds
     tradeoff={"draws": 40, "n_test": 5000, "closed_replicas": 64},
     finetune={"steps": 600},
+    regularisation={"replicas": 32, "steps": 600},
 )  # FULL: the paper-scale counterpart of every experiment (runs unchanged on CUDA)
 SIZES = {"ci": CI, "book": BOOK, "full": FULL}
 
@@ -414,6 +432,78 @@ def finetune(size: ContrastiveSizes, run: Run) -> Finetuned:
     acc = acc[:, :, :, 0].permute(0, 2, 1, 3).reshape(len(f.ms), G + 1, -1)
     predicted = tuple(theory.finetune_beta(model.s, T, gam) for gam in f.gammas)
     return Finetuned(tuple(f.gammas), weights, distance, spectral, predicted, tuple(f.ms), acc, model)
+
+
+# -- Experiment 5: fine-tuning with and without contrastive regularisation (eq. 7.9) -------------------------------
+@dataclasses.dataclass
+class RegularisationRow:
+    T: int
+    m: int
+    lp: torch.Tensor  # (R,) test accuracy of the probe on the frozen W*
+    ft: torch.Tensor  # (R,) fine-tuning (W and the head)
+    ours: torch.Tensor  # (R,) fine-tuning with the contrastive term
+    private_ft: torch.Tensor  # (R,) mean squared weight on the target's private features after FT
+    private_ours: torch.Tensor  # (R,) ... after Ours
+
+
+def regularised_finetune(model: MultiTaskLinear, m: int, r_sizes: RegularisationSizes, generator: torch.Generator,
+                         C: float) -> RegularisationRow:
+    """From the closed-form universal W* (alpha = 1, beta = 1/T), fit on m labelled target points, each with
+    ``augmentations`` fixed augmentations (z_U redrawn): LP (probe on W*, no augmentation), FT (joint GD on W and
+    the head on the augmented points, W projected onto the representation class) and Ours (FT plus lam times the
+    contrastive loss on pairs of augmentations of the same labelled point, batch-mean negative). FT and Ours share
+    their data and initialisation (paired)."""
+    R, A, T = r_sizes.replicas, r_sizes.augmentations, model.T
+    dev = model.M.device
+    u_star = model.label_directions(generator, (R,))
+    z = model.sample_z(torch.zeros(R, m, dtype=torch.long), generator)
+    y = sign(model.labels(z, u_star, 0))
+    z_aug = model.augment(z[:, :, None].expand(R, m, A, model.d), generator)
+    x_aug = model.inputs(z_aug)  # (R, m, A, d)
+    z_test = model.sample_z(torch.zeros(R, r_sizes.n_test, dtype=torch.long), generator)
+    y_test, x_test = sign(model.labels(z_test, u_star, 0)), model.inputs(z_test)
+    W_star = model.representation(model.block_weights(T, 1.0, 1.0 / T))
+    lp = probe_accuracy(model.inputs(z) @ W_star.T, y, x_test @ W_star.T, y_test, C)
+    W = W_star.expand(R, 2, *W_star.shape).clone().requires_grad_()  # methods: FT, Ours
+    u = torch.zeros(R, 2, model.k, dtype=DTYPE, device=dev, requires_grad=True)
+    b = torch.zeros(R, 2, dtype=DTYPE, device=dev, requires_grad=True)
+    ours = torch.tensor([0.0, 1.0], dtype=DTYPE, device=dev)
+    fro = math.sqrt(model.r)
+
+    def loss(step):
+        phi = torch.einsum("rmad,rskd->rsmak", x_aug, W)
+        pred = (phi * u[:, :, None, None]).sum(-1) + b[..., None, None]
+        cls = torch.nn.functional.softplus(-y[:, None, :, None] * pred).mean((-1, -2))
+        cls = cls + r_sizes.head_penalty * u.pow(2).sum(-1)
+        i = torch.randint(m, (r_sizes.pairs,), generator=generator)
+        a = torch.randint(A, (2, r_sizes.pairs), generator=generator)
+        anchor, positive = phi[:, :, i, a[0]], phi[:, :, i, a[1]]
+        con = logistic_contrastive(anchor, positive, anchor.mean(-2, keepdim=True)).mean(-1)
+        return (cls + r_sizes.lam * ours * con).sum()
+
+    def project():
+        W.copy_(project_spectral_frobenius(W, 1.0, fro))
+
+    train([{"params": [W], "lr": r_sizes.lr}, {"params": [u, b], "lr": r_sizes.head_lr}], loss,
+          OptimConfig(steps=r_sizes.steps, lr=r_sizes.lr, optimizer="gd", warmup=0), project=project)
+    with torch.no_grad():
+        pred = torch.einsum("rnd,rskd->rsnk", x_test, W).mul(u[:, :, None]).sum(-1) + b[..., None]
+        acc = (pred * y_test[:, None] > 0).to(DTYPE).mean(-1)
+        private = feature_weights(W, model.M)[..., model.private(0).to(dev)].mean(-1)
+    return RegularisationRow(T, m, lp.cpu(), acc[:, 0].cpu(), acc[:, 1].cpu(), private[:, 0].cpu(),
+                             private[:, 1].cpu())
+
+
+def regularisation_table(size: ContrastiveSizes, run: Run) -> list[RegularisationRow]:
+    """LP, FT and Ours for every T and m of ``size.regularisation`` (the analogue of Tables 7.1 / F.5)."""
+    r_sizes = size.regularisation
+    rows = []
+    for T in r_sizes.Ts:
+        model = draw_model(size, run, T)
+        for m in r_sizes.ms:
+            rows.append(regularised_finetune(model, m, r_sizes, run.generator("regularisation", T, m),
+                                             size.tradeoff.C))
+    return rows
 
 
 # -- figures ---------------------------------------------------------------------------------------------------------
