@@ -59,3 +59,14 @@ def test_runs_at_tiny_size_return_the_expected_shapes_and_feasible_weights():
     assert (f.distance <= torch.tensor([0.0, 0.5], dtype=torch.float64) + 1e-9).all()
     assert (f.spectral <= 1 + 1e-9).all()
     assert f.accuracy.shape == (1, 3, 4)
+
+
+def test_regularised_finetune_is_paired_and_only_the_contrastive_term_differs():
+    model = MultiTaskLinear.draw(2, 4, 2, 3, torch.Generator().manual_seed(4))
+    small = ex.RegularisationSizes(Ts=(2,), ms=(8,), augmentations=3, steps=5, replicas=2, n_test=50, pairs=16)
+    row = ex.regularised_finetune(model, 8, small, torch.Generator().manual_seed(5), 1.0)
+    assert row.lp.shape == row.ft.shape == row.ours.shape == (2,)
+    assert ((row.ft >= 0) & (row.ft <= 1)).all() and (row.private_ft >= 0).all()
+    same = ex.regularised_finetune(model, 8, override(small, lam=0.0), torch.Generator().manual_seed(5), 1.0)
+    assert torch.equal(same.ft, same.ours) and torch.equal(same.private_ft, same.private_ours)
+    assert torch.equal(same.ft, row.ft)  # FT does not see the contrastive term's draws
