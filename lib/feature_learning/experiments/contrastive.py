@@ -229,18 +229,18 @@ def pretrain(size: ContrastiveSizes, run: Run) -> Pretrained:
     model = draw_model(size, run)
     configs, names = pretrain_configs(model)
     W, hist = learn_representations(model, configs, size.pretrain, run.generator("pretrain"))
-    weights = feature_weights(W, model.M)
+    weights = feature_weights(W, model.M).cpu()  # measurements live on the CPU (the notebook's statistics)
     g = run.generator("cka")
     z = model.sample_z(torch.zeros(size.pretrain.replicas, size.pretrain.cka_samples, dtype=torch.long), g)
     feats = torch.einsum("rnd,rckd->rcnk", model.inputs(z), W)
     cka, closed = {}, {}
     s, r, T = model.s, model.r, model.T
     for n in range(2, T + 1):
-        cka[f"1 vs 1-{n}"] = linear_cka(feats[:, 0], feats[:, n - 1])
+        cka[f"1 vs 1-{n}"] = linear_cka(feats[:, 0], feats[:, n - 1]).cpu()
         closed[f"1 vs 1-{n}"] = float(theory.cka_mixtures(1, n, s, r))
-    cka["1 vs 2"] = linear_cka(feats[:, 0], feats[:, T])
+    cka["1 vs 2"] = linear_cka(feats[:, 0], feats[:, T]).cpu()
     closed["1 vs 2"] = math.sqrt(s / r)
-    return Pretrained(model, names, configs, W, weights, hist["loss"], hist["step"], cka, closed)
+    return Pretrained(model, names, configs, W, weights, hist["loss"].cpu(), hist["step"], cka, closed)
 
 
 # -- Experiment 3: the trade-off --------------------------------------------------------------------------------------
@@ -423,9 +423,9 @@ def finetune(size: ContrastiveSizes, run: Run) -> Finetuned:
     train([W], lambda step: loss(step).sum(), OptimConfig(steps=f.steps, lr=f.lr, optimizer="gd", warmup=0),
           project=project)
     W = W.detach()
-    weights = feature_weights(W, model.M)
-    distance = (W - W_star).pow(2).sum((-1, -2)).sqrt()
-    spectral = torch.linalg.matrix_norm(W, 2)
+    weights = feature_weights(W, model.M).cpu()
+    distance = (W - W_star).pow(2).sum((-1, -2)).sqrt().cpu()
+    spectral = torch.linalg.matrix_norm(W, 2).cpu()
     W_spec = model.representation(model.block_weights(1, 1.0, 1.0)).expand(R, 1, model.k, model.d)
     t_sizes = size.tradeoff
     acc = learned_probe_accuracy(model, torch.cat([W, W_spec], 1), [0], t_sizes, f.ms, run.generator("finetune_lp"))
@@ -475,8 +475,8 @@ def regularised_finetune(model: MultiTaskLinear, m: int, r_sizes: Regularisation
         pred = (phi * u[:, :, None, None]).sum(-1) + b[..., None, None]
         cls = torch.nn.functional.softplus(-y[:, None, :, None] * pred).mean((-1, -2))
         cls = cls + r_sizes.head_penalty * u.pow(2).sum(-1)
-        i = torch.randint(m, (r_sizes.pairs,), generator=generator)
-        a = torch.randint(A, (2, r_sizes.pairs), generator=generator)
+        i = torch.randint(m, (r_sizes.pairs,), generator=generator).to(dev)
+        a = torch.randint(A, (2, r_sizes.pairs), generator=generator).to(dev)
         anchor, positive = phi[:, :, i, a[0]], phi[:, :, i, a[1]]
         con = logistic_contrastive(anchor, positive, anchor.mean(-2, keepdim=True)).mean(-1)
         return (cls + r_sizes.lam * ours * con).sum()
