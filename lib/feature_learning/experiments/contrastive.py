@@ -179,6 +179,14 @@ def contrastive_loss(model: MultiTaskLinear, W: torch.Tensor, tasks: torch.Tenso
     return logistic_contrastive(phi, phi_pos, phi.mean(-2, keepdim=True)).mean(-1)
 
 
+def block_mean(model: MultiTaskLinear, weights: torch.Tensor, name: str) -> torch.Tensor:
+    """Mean of squared feature weights (..., d) over a block: "S", "U", or "P1".."PT"."""
+    idx = {"S": model.shared(), "U": model.spurious()}.get(name)
+    if idx is None:
+        idx = model.private(int(name[1:]) - 1)
+    return weights[..., idx.to(weights.device)].mean(-1)
+
+
 @dataclasses.dataclass
 class Pretrained:
     model: MultiTaskLinear
@@ -193,11 +201,7 @@ class Pretrained:
 
     def block(self, name: str) -> torch.Tensor:
         """Mean squared weight on a block, (R, C): "S", "U", or "P1".."PT"."""
-        m = self.model
-        idx = {"S": m.shared(), "U": m.spurious()}.get(name)
-        if idx is None:
-            idx = m.private(int(name[1:]) - 1)
-        return self.weights[..., idx.to(self.weights.device)].mean(-1)
+        return block_mean(self.model, self.weights, name)
 
 
 def learn_representations(model: MultiTaskLinear, configs: torch.Tensor, p: PretrainSizes, generator: torch.Generator,
@@ -386,11 +390,8 @@ class Finetuned:
     model: MultiTaskLinear
 
     def block(self, name: str) -> torch.Tensor:
-        m = self.model
-        idx = {"S": m.shared(), "U": m.spurious()}.get(name)
-        if idx is None:
-            idx = m.private(int(name[1:]) - 1)
-        return self.weights[..., idx.to(self.weights.device)].mean(-1)
+        """Mean squared weight on a block, (R, G)."""
+        return block_mean(self.model, self.weights, name)
 
 
 def finetune(size: ContrastiveSizes, run: Run) -> Finetuned:
