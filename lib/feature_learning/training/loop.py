@@ -171,6 +171,7 @@ def train(
     log_fn: Callable[[int], dict[str, torch.Tensor | float]] | None = None,
     grad_fn: Callable[[int], Sequence[torch.Tensor]] | None = None,
     stop: Callable[[int], bool] | None = None,
+    project: Callable[[], None] | None = None,
     progress: bool | None = None,
     description: str = "",
 ) -> dict[str, torch.Tensor]:
@@ -182,7 +183,9 @@ def train(
     ``log_every`` or listed in ``log_at``, and always after the last step (step = ``config.steps``). ``stop(s)``,
     when given, is asked after each step with the number s of steps done; if it answers True the loop ends there
     (a convergence criterion: ``config.steps`` is then the most steps) and the final record is at step s. Returns the
-    history: ``step`` (T,) and each logged quantity stacked along a new first axis (T, ...). ``progress``: see
+    history: ``step`` (T,) and each logged quantity stacked along a new first axis (T, ...). ``project()``, when
+    given, runs after every update without autograd and may write the parameters in place (projected gradient
+    descent: e.g. :func:`feature_learning.training.constraints.project_spectral_frobenius`). ``progress``: see
     :func:`progress_wanted`."""
     if (loss_fn is None) == (grad_fn is None):
         raise ValueError("give exactly one of loss_fn (autograd) and grad_fn (analytic gradients)")
@@ -220,6 +223,9 @@ def train(
         if config.clip_norm is not None:
             torch.nn.utils.clip_grad_norm_(tensors, config.clip_norm)
         optimizer.step()
+        if project is not None:
+            with torch.no_grad():
+                project()
         scheduler.step()
         if bar is not None:
             bar.update(step + 1)

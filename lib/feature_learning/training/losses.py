@@ -31,6 +31,13 @@ def logistic(prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.softplus(-target * prediction)
 
 
+def logistic_contrastive(anchor: torch.Tensor, positive: torch.Tensor, negative: torch.Tensor) -> torch.Tensor:
+    """l(phi(x)^T (phi(x+) - phi(x-))) with l(t) = log(1 + exp(-t)), eq. (7.1) of dissertation ch. 7 (Shi et al.,
+    ICLR 2023); with ``negative`` the batch mean of phi it is the "multiple negatives" loss (F.38). Features on the
+    last axis: (..., n, k) each (``negative`` may broadcast, e.g. (..., 1, k)) -> (..., n)."""
+    return torch.nn.functional.softplus(-(anchor * (positive - negative)).sum(-1))
+
+
 def cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """-log softmax(logits)[label]: logits (..., C), integer labels (...) -> (...)."""
     flat = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1),

@@ -1,0 +1,72 @@
+"""The contrastive chapter's runs: their measurements agree with independent computations."""
+
+import math
+
+import torch
+
+from feature_learning.book.profiles import override, start_run
+from feature_learning.data.multitask_linear import MultiTaskLinear
+from feature_learning.experiments import contrastive as ex
+from feature_learning.measure.probes import multiclass_probe
+
+TINY = override(ex.CI, allocation={"pairs": ((5, 10),), "Ts": (1, 4), "n": 5000, "grid_points": 21},
+                pretrain={"steps": 40, "batch": 256, "replicas": 2, "cka_samples": 500},
+                tradeoff={"ms": (20,), "draws": 2, "n_test": 200, "large_T": 4, "large_prefixes": (1, 4),
+                          "closed_replicas": 2},
+                finetune={"gammas": (0.0, 0.5), "steps": 20, "ms": (20,)})
+
+
+def test_contrastive_loss_matches_a_per_example_loop():
+    model = MultiTaskLinear.draw(2, 4, 2, 2, torch.Generator().manual_seed(0))
+    W = 0.3 * torch.randn(1, 1, model.k, model.d, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    tasks = torch.zeros(1, 1, 6, dtype=torch.long)
+    loss = ex.contrastive_loss(model, W, tasks, torch.Generator().manual_seed(2))
+    g = torch.Generator().manual_seed(2)
+    z = model.sample_z(tasks, g, (1, 1, 6))
+    zp = model.augment(z, g, (1, 1, 6))
+    phi = [W[0, 0] @ model.M @ z[0, 0, i] for i in range(6)]
+    phip = [W[0, 0] @ model.M @ zp[0, 0, i] for i in range(6)]
+    mean = sum(phi) / 6
+    manual = sum(math.log1p(math.exp(-float(phi[i] @ (phip[i] - mean)))) for i in range(6)) / 6
+    assert abs(float(loss) - manual) < 1e-12
+
+
+def test_probe_accuracy_agrees_with_scikit_learn():
+    g = torch.Generator().manual_seed(3)
+    F = torch.randn(3, 40, 4, generator=g, dtype=torch.float64)
+    y = ex.sign(F[..., 0] + 0.5 * torch.randn(3, 40, generator=g, dtype=torch.float64))
+    Ft = torch.randn(3, 300, 4, generator=g, dtype=torch.float64)
+    yt = ex.sign(Ft[..., 0])
+    ours = ex.probe_accuracy(F, y, Ft, yt, 1.0)
+    sk = multiclass_probe(F, y, {"test": (Ft, yt)}, C=1.0)["test"]
+    assert torch.allclose(ours, torch.tensor(sk, dtype=torch.float64), atol=2 / 300)
+
+
+def test_runs_at_tiny_size_return_the_expected_shapes_and_feasible_weights():
+    run = start_run("ci", 0, "cpu")
+    a = ex.allocation(TINY, run)
+    assert a.alpha.shape == (1, 2) and torch.all(a.alpha == 1.0) and a.beta_error() < 1e-12
+    p = ex.pretrain(TINY, run)
+    assert p.W.shape == (2, 5, 25, 35)
+    assert (torch.linalg.matrix_norm(p.W, 2) <= 1 + 1e-9).all()
+    assert (torch.linalg.matrix_norm(p.W) <= math.sqrt(10) + 1e-9).all()
+    assert torch.allclose(p.weights.sum(-1), p.W.pow(2).sum((-1, -2)))  # M orthogonal: weights sum to ||W||_F^2
+    tr = ex.tradeoff(TINY, run, p)
+    assert tr.learned.target.shape == (1, 4, 4) and tr.large.target.shape == (1, 2, 4)
+    # the closed-form average at n = T is the target accuracy (every task in the mixture)
+    assert torch.allclose(tr.large.average[:, -1], tr.large.target[:, -1])
+    f = ex.finetune(TINY, run)
+    assert (f.distance <= torch.tensor([0.0, 0.5], dtype=torch.float64) + 1e-9).all()
+    assert (f.spectral <= 1 + 1e-9).all()
+    assert f.accuracy.shape == (1, 3, 4)
+
+
+def test_regularised_finetune_is_paired_and_only_the_contrastive_term_differs():
+    model = MultiTaskLinear.draw(2, 4, 2, 3, torch.Generator().manual_seed(4))
+    small = ex.RegularisationSizes(Ts=(2,), ms=(8,), augmentations=3, steps=5, replicas=2, n_test=50, pairs=16)
+    row = ex.regularised_finetune(model, 8, small, torch.Generator().manual_seed(5), 1.0)
+    assert row.lp.shape == row.ft.shape == row.ours.shape == (2,)
+    assert ((row.ft >= 0) & (row.ft <= 1)).all() and (row.private_ft >= 0).all()
+    same = ex.regularised_finetune(model, 8, override(small, lam=0.0), torch.Generator().manual_seed(5), 1.0)
+    assert torch.equal(same.ft, same.ours) and torch.equal(same.private_ft, same.private_ours)
+    assert torch.equal(same.ft, row.ft)  # FT does not see the contrastive term's draws
