@@ -51,6 +51,20 @@ def test_forward_is_the_sum_over_patches_and_neurons():
     assert torch.allclose(F, brute, atol=1e-12)
 
 
+def test_reused_scratch_memory_changes_no_value():
+    """The training path writes its pre-activations into the network's reused workspace; any sequence of batch
+    sizes gives exactly the values of a fresh network, and of the allocating path taken under autograd."""
+    net, X, labels = _net_and_batch(N=9, seed=2)
+    small, small_labels = X[:, :3], labels[:, :3]
+    net.gradient(X, labels)  # the buffer grows to the larger batch
+    grad, F = net.gradient(small, small_labels)
+    fresh_grad, fresh_F = PatchConvNet(net.W.clone(), net.b.clone()).gradient(small, small_labels)
+    assert torch.equal(grad, fresh_grad) and torch.equal(F, fresh_F)
+    assert net.workspace["pre"].numel() == X.shape[0] * net.n_outputs * net.width * X.shape[1] * X.shape[2]
+    W = net.W.clone().requires_grad_(True)
+    assert torch.equal(PatchConvNet(W, net.b)(small).detach(), net(small))
+
+
 def test_silent_network_has_zero_output_and_gradient():
     net, X, labels = _net_and_batch()
     net = PatchConvNet(net.W, torch.full_like(net.b, PAD_BIAS))

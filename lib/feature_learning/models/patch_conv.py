@@ -37,6 +37,8 @@ class PatchConvNet:
     W: torch.Tensor  # (R, C, m, d)
     b: torch.Tensor  # (R, C, m)
     redraws: int = 0  # initialisation blocks rejected by the condition of :func:`init_thresholded`
+    # reusable scratch memory for the (R, C m, N P) pre-activations of :meth:`_live` (see :func:`scratch`)
+    workspace: dict = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if self.W.dim() != 4 or self.b.shape != self.W.shape[:3]:
@@ -80,10 +82,18 @@ class PatchConvNet:
         Returns F (R, N, C), act (R, L, N, P), the live neuron indices (L,) into C*m and their outputs (L,)."""
         R, N, P, d = X.shape
         C, m = self.n_outputs, self.width
-        pre = torch.baddbmm(self.b.reshape(R, C * m, 1), self.W.reshape(R, C * m, d),
-                            X.reshape(R, N * P, d).transpose(1, 2))  # (R, C m, N P)
+        reuse = not (torch.is_grad_enabled() and (self.W.requires_grad or self.b.requires_grad or X.requires_grad))
+        args = (self.b.reshape(R, C * m, 1), self.W.reshape(R, C * m, d), X.reshape(R, N * P, d).transpose(1, 2))
+        if reuse:  # the same pre-activations, written into reused memory
+            pre = torch.baddbmm(*args, out=scratch(self.workspace, "pre", (R, C * m, N * P), X.dtype, X.device))
+        else:
+            pre = torch.baddbmm(*args)  # (R, C m, N P)
         live = (pre.amax(dim=(0, 2)) > 0).nonzero().squeeze(-1)
-        act = torch.relu(pre.index_select(1, live)).view(R, -1, N, P)
+        if reuse:
+            act = torch.index_select(pre, 1, live, out=scratch(self.workspace, "act", (R, live.numel(), N * P),
+                                                               X.dtype, X.device)).relu_().view(R, -1, N, P)
+        else:
+            act = torch.relu(pre.index_select(1, live)).view(R, -1, N, P)
         owner = torch.div(live, m, rounding_mode="floor")
         F = torch.zeros(R, C, N, dtype=X.dtype, device=X.device)
         F.index_add_(1, owner, act.sum(-1))
@@ -112,6 +122,21 @@ class PatchConvNet:
     def projections(self, features: Sequence[int] | torch.Tensor) -> torch.Tensor:
         """<w_{c,r}, v_j> for the dictionary's standard-basis features j: (R, C, m, n_features)."""
         return self.W[..., torch.as_tensor(features, device=self.W.device)]
+
+
+def scratch(workspace: dict, name: str, shape: tuple[int, ...], dtype: torch.dtype, device) -> torch.Tensor:
+    """A tensor of ``shape`` carved from the buffer ``workspace[name]``, which grows to the largest size asked for
+    (its contents are undefined: write before reading). Training steps allocate the same large temporaries at every
+    step; freshly allocated memory of that size comes from the kernel page by page (a system call and page faults
+    per page), so reusing one buffer removes most of the loop's system time without changing a single value."""
+    n = 1
+    for s in shape:
+        n *= s
+    buf = workspace.get(name)
+    if buf is None or buf.numel() < n or buf.dtype != dtype or buf.device != torch.device(device):
+        buf = torch.empty(n, dtype=dtype, device=device)
+        workspace[name] = buf
+    return buf[:n].view(shape)
 
 
 def merge_heads(F: torch.Tensor, groups: torch.Tensor, n_groups: int | None = None) -> torch.Tensor:

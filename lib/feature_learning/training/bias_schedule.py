@@ -19,17 +19,18 @@ from collections.abc import Callable, Iterable
 
 import torch
 
-from feature_learning.models.patch_conv import PatchConvNet
+from feature_learning.models.patch_conv import PatchConvNet, scratch
 from feature_learning.training.loop import OptimConfig, train
 
 BIAS_RULES = ("eq7", "eq93")
 
 
 def bias_pseudo_gradient(grad_W: torch.Tensor, lam: float, rule: str = "eq7",
-                         X_next: torch.Tensor | None = None) -> torch.Tensor:
+                         X_next: torch.Tensor | None = None, workspace: dict | None = None) -> torch.Tensor:
     """The b-"gradient" whose step -eta * it is eq. (7) or eq. (93) for the weight step Delta w = -eta grad_W.
 
-    grad_W (R, C, m, d); X_next (R, N, P, d) the next batch (eq. (93) only). Returns (R, C, m)."""
+    grad_W (R, C, m, d); X_next (R, N, P, d) the next batch (eq. (93) only); ``workspace`` reused scratch memory for
+    the (R, moved, N P) look-ahead products (:func:`feature_learning.models.patch_conv.scratch`). Returns (R, C, m)."""
     norm = grad_W.norm(dim=-1) / lam
     if rule == "eq7":
         return norm
@@ -41,7 +42,12 @@ def bias_pseudo_gradient(grad_W: torch.Tensor, lam: float, rule: str = "eq7",
     # max over the next batch's patches of <Delta w, x> / eta = max of <-grad, x>, for the neurons that moved
     moved = (norm.reshape(R, C * m) > 0).any(0).nonzero().squeeze(-1)
     rows = -grad_W.reshape(R, C * m, d).index_select(1, moved)
-    inner = torch.bmm(rows, X_next.reshape(R, -1, d).transpose(1, 2))
+    lhs, rhs = rows, X_next.reshape(R, -1, d).transpose(1, 2)
+    if workspace is None:
+        inner = torch.bmm(lhs, rhs)
+    else:
+        inner = torch.bmm(lhs, rhs, out=scratch(workspace, "look_ahead", (R, lhs.shape[1], rhs.shape[2]),
+                                                grad_W.dtype, grad_W.device))
     look = torch.zeros(R, C * m, dtype=grad_W.dtype, device=grad_W.device)
     look.index_copy_(1, moved, 0.1 * inner.amax(dim=-1))
     look = look.view(R, C, m)
@@ -69,7 +75,7 @@ def train_bias_schedule(net: PatchConvNet, sample: Callable[[int], tuple[torch.T
         X, labels = batch(step)
         grad_W, _ = net.gradient(X, labels)
         X_next = batch(step + 1)[0] if rule == "eq93" else None
-        grad_b = bias_pseudo_gradient(grad_W, lam, rule, X_next)
+        grad_b = bias_pseudo_gradient(grad_W, lam, rule, X_next, net.workspace)
         cache.pop(step, None)
         return grad_W, grad_b
 
