@@ -61,3 +61,15 @@ def test_inline_glued_math_is_parsed_as_myst(notebook):
 
     pastes = re.findall(r"\{glue:md\}`([^`]*)`", (ROOT / notebook).read_text())
     assert all(p.endswith(":myst") for p in pastes), [p for p in pastes if not p.endswith(":myst")]
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=str)
+def test_myst_roles_are_well_formed(notebook):
+    """A role is {name}`content`: a brace left open ({cite`key`) prints verbatim, and {glue:math} is a directive only
+    (inline it stops the strict build)."""
+    import re
+
+    cells = json.loads((ROOT / notebook).read_text())["cells"]
+    prose = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    assert not re.findall(r"\{[a-z][a-z:-]*`", prose), re.findall(r".{20}\{[a-z][a-z:-]*`.{20}", prose)
+    assert "{glue:math}`" not in prose

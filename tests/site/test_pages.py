@@ -59,6 +59,9 @@ def test_chapter_page_reads_as_a_reader_sees_it(page, site_url, chapter, screens
     assert page.locator("mjx-merror").count() == 0, "MathJax reported errors"
     raw = RAW_TEX.findall(page.evaluate(VISIBLE_PROSE_JS))
     assert not raw, f"untypeset TeX in the prose: {raw[:5]}"
+    prose = page.evaluate(VISIBLE_PROSE_JS)
+    roles = re.findall(r"\{(?:cite|glue|doc|ref|numref|prf|eq|math)[a-z:-]*\}?", prose)
+    assert not roles, f"MyST roles printed verbatim: {roles[:5]}"
     raw = RAW_TEX.findall(page.evaluate(NAVIGATION_JS))
     assert not raw, f"TeX in the navigation (a chapter title with math?): {raw[:5]}"
     images = page.locator("main img")
