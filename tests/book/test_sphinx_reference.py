@@ -18,10 +18,10 @@ def test_every_module_is_in_a_section():
 def test_docstring_bars_and_trailing_underscores_are_escaped():
     from docutils.core import publish_doctree
 
-    from feature_learning.book.sphinx_reference import escape_bars
+    from feature_learning.book.sphinx_reference import escape_docstring_markup
 
     lines = ["the rates (rho_+ + rho_-)/2, |x| and q_ alone; x_i and ``keep`` stay"]
-    escape_bars(None, "function", "f", None, {}, lines)
+    escape_docstring_markup(None, "function", "f", None, {}, lines)
     assert lines == [r"the rates (rho_+ + rho\_-)/2, \|x\| and q\_ alone; x_i and ``keep`` stay"]
     doctree = publish_doctree("\n".join(lines), settings_overrides={"report_level": 5})
     assert "rho_+ + rho_-" in doctree.astext() and "|x|" in doctree.astext()

@@ -69,7 +69,7 @@ class LibraryReference(SphinxDirective):
 TRAILING_UNDERSCORE = re.compile(r"(?<=\w)_(?=$|[\s\-.,:;!?/'\")\]}>])")
 
 
-def escape_bars(app, what, name, obj, options, lines):
+def escape_docstring_markup(app, what, name, obj, options, lines):
     """Docstrings write norms and absolute values as |x|, which reStructuredText reads as a substitution, and
     subscripts written as a trailing underscore, which it reads as a reference: escape both."""
     lines[:] = [TRAILING_UNDERSCORE.sub(r"\\_", line.replace("|", "\\|")) for line in lines]
@@ -77,7 +77,7 @@ def escape_bars(app, what, name, obj, options, lines):
 
 def setup(app):
     app.setup_extension("sphinx.ext.autodoc")
-    app.connect("autodoc-process-docstring", escape_bars)
+    app.connect("autodoc-process-docstring", escape_docstring_markup)
     app.add_directive("library-reference", LibraryReference)
     app.config.autodoc_typehints = "none"
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

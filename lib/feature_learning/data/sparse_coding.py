@@ -178,11 +178,6 @@ def pattern_coordinates(x: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
     return torch.matmul(x, M)
 
 
-def orthogonal_norm_sq(W: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
-    """||w - M M^T w||^2 per row of W (..., 2m, d): the part of each weight that no input sees (orthonormal M)."""
-    return (W.pow(2).sum(-1) - pattern_coordinates(W, M).pow(2).sum(-1)).clamp_min(0.0)
-
-
 # -- Appendix E.3.1 (= A.7): labels from a hidden representation ----------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class HiddenRepresentationTask:
