@@ -808,8 +808,8 @@ def train_icl_transformer(config, prior: torch.Tensor, tau: float, M: int, steps
     """Train small softmax transformers (:class:`~feature_learning.models.transformer.Transformer` on real-valued
     tokens) on the synthetic binary ICL task of :func:`feature_learning.data.in_context.icl_classification_tokens`
     with the logistic loss on fresh batches (AdamW). ``config.vocab`` must be d+1 and ``config.n_out`` 1. The
-    ``replicas`` (seeds) are independent
-    runs: their own initialisation and their own batches, so that their spread is the seed-to-seed spread. Weights
+    ``replicas`` (seeds) are independent runs: their own initialisation and their own batches, so that their spread
+    is the seed-to-seed spread. Weights
     and prompts are drawn on the CPU from ``generator`` and moved to ``device``, so CPU and CUDA runs see the same
     numbers. Returns (model, history)."""
     from feature_learning.models.transformer import init_transformer
