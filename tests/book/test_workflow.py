@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from feature_learning.book.notebooks import toc_notebooks
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -25,6 +27,12 @@ def test_sweep_plans_one_job_per_chapter_and_seed():
     out = dry_run("seeds=0 1 2", "chapters=looped_transformers fourier_circuits")
     counts = dict(re.findall(r"^(chapter_at_seed|summary|total)\s+(\d+)\s*$", out, flags=re.M))
     assert counts == {"chapter_at_seed": "6", "summary": "1", "total": "7"}
+
+
+def test_empty_chapters_as_make_seeds_passes_them_means_every_chapter():
+    out = dry_run("profile=ci", "seeds=0", "chapters=")
+    counts = dict(re.findall(r"^(chapter_at_seed|summary|total)\s+(\d+)\s*$", out, flags=re.M))
+    assert int(counts["chapter_at_seed"]) == len(toc_notebooks(ROOT))
 
 
 def test_full_profile_on_gpus_is_planned_and_unknown_chapters_are_refused():
