@@ -41,7 +41,8 @@ def test_explicit_error_bars_win_and_lines_draw_one_line_per_seed():
     ax = only_axes(Panel([Curve(X, X, "given", yerr=0.5 * np.ones(5)), Curve(X, Y, "each", spread="lines")]))
     half = [(s[1, 1] - s[0, 1]) / 2 for s in ax.containers[0].lines[2][0].get_segments()]
     np.testing.assert_allclose(half, 0.5)
-    assert sum(line.get_label() == "each" for line in ax.lines) == 1 and len(ax.lines) == 3 + 3  # errorbar: line + 2 caps
+    # the error-bar curve is a line and two cap lines, then one thin line per seed with one legend entry
+    assert sum(line.get_label() == "each" for line in ax.lines) == 1 and len(ax.lines) == 3 + 3
 
 
 def test_guides_scales_ticks_legend_and_twin():

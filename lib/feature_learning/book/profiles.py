@@ -108,17 +108,17 @@ class Run:
     seed: int
     device: torch.device
 
-    def stream_seed(self, name: str | int = 0, *keys: Any) -> int:
+    def stream_seed(self, name: str, *keys: Any) -> int:
         """The seed of the random stream ``name`` (with optional keys, e.g. ``("mixture", 3)``) of this run.
 
         Named streams document themselves and cannot collide, whatever a profile's sizes: the seed is a hash of
-        (run seed, name, keys). A bare integer is the older numbered stream ``seed * 1_000_003 + offset``."""
-        if isinstance(name, int) and not keys:
-            return self.seed * 1_000_003 + name
+        (run seed, name, keys)."""
+        if not isinstance(name, str):
+            raise TypeError(f"stream name: {name!r}; a stream is named by a string, e.g. run.generator('init')")
         digest = hashlib.blake2b(repr((self.seed, name, *keys)).encode(), digest_size=8).digest()
         return int.from_bytes(digest, "little") & (2**63 - 1)
 
-    def generator(self, name: str | int = 0, *keys: Any) -> torch.Generator:
+    def generator(self, name: str, *keys: Any) -> torch.Generator:
         """A fresh CPU ``torch.Generator`` for the stream ``name`` (see :meth:`stream_seed`)."""
         return torch.Generator().manual_seed(self.stream_seed(name, *keys))
 
