@@ -3,7 +3,8 @@
 A chapter never calls ``plt.subplots`` itself. Functions are grouped by the kind of figure, one module each:
 :mod:`~feature_learning.plotting.curves`, :mod:`~feature_learning.plotting.neurons`,
 :mod:`~feature_learning.plotting.spectra`, :mod:`~feature_learning.plotting.attention`,
-:mod:`~feature_learning.plotting.boundaries`; import them from there.
+:mod:`~feature_learning.plotting.boundaries`, :mod:`~feature_learning.plotting.grids`; import them from there. Every
+figure of curves is :func:`~feature_learning.plotting.curves.plot_panels`.
 """
 
 from __future__ import annotations
