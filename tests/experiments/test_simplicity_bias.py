@@ -133,8 +133,9 @@ def test_small_runs_of_the_experiments():
     ln_end = domino.rms_ratio[-1].log().double().numpy()  # geometric mean and the se of the log, by hand
     assert domino.rms_ratio_end == pytest.approx(math.exp(ln_end.mean()))
     assert domino.log_ratio_end_se == pytest.approx(ln_end.std(ddof=1) / math.sqrt(3))
-    panels = experiment.probe_panels(domino)
-    assert list(panels["columns"]) == ["probe C=1000", "probe no penalty"]
+    fig = experiment.probe_figure(domino)
+    assert [ax.get_title() for ax in fig.axes[:2]] == ["probe C=1000", "probe no penalty"]
+    assert [ax.get_yscale() for ax in fig.axes] == ["linear", "linear", "log", "log"]
 
     skew = experiment.skewed_xor_run(dataclasses.replace(experiment.CI.skew, base=16, widths=(4, 8), epochs=512,
                                                          lr=1.0, resamples=3), run)

@@ -30,7 +30,7 @@ from feature_learning.measure.metrics import risk, sign_accuracy
 from feature_learning.measure.probes import multiclass_probe
 from feature_learning.measure.statistics import binomial_se, mean_se
 from feature_learning.models.two_layer import TwoLayerNet, init_fixed_output, init_torch_default
-from feature_learning.plotting.curves import band_grid, grouped_bars, measured_vs_predicted
+from feature_learning.plotting.curves import Curve, Panel, grouped_bars, measured_vs_predicted, plot_panels
 from feature_learning.plotting.neurons import neuron_trajectories
 from feature_learning.theory import feature_contamination as theory
 from feature_learning.training.loop import OptimConfig, fresh_batches, train
@@ -323,20 +323,22 @@ def relu_vs_linear(size: ContaminationSizes, run: Run) -> ReluVsLinear:
 
 def figure_risks(exp: ReluVsLinear) -> Figure:
     """Figs. 3a-c and 8 redrawn: one row per network."""
+    def panel(title, curves, ylim=None):
+        return Panel([Curve(exp.time, values, label) for label, values in curves.items()], title, SOURCE_TIME,
+                     ylim=ylim, legend_size=7)
+
     rows = []
     for name, r in (("ReLU", exp.relu), ("linear", exp.linear)):
         h = r.history
         rows.append([
-            {"title": f"{name}: risks", "ylim": (-0.03, 1.1),
-             "curves": {"ID hinge risk": h["id_hinge"], "OOD hinge risk": h["ood_hinge"]}},
-            {"title": f"{name}: activation rate", "ylim": (-0.03, 1.03),
-             "curves": {"positive class": h["p_pos"], "negative class": h["p_neg"]}},
-            {"title": f"{name}: mean weight per coordinate",
-             "curves": {"core (oriented)": h["core"], "background": h["bg"]}},
-            {"title": f"{name}: projection norms",
-             "curves": {r"$\|P_{core}w_k\|$": h["core_norm"], r"$\|P_{bg}w_k\|$": h["bg_norm"]}},
+            panel(f"{name}: risks", {"ID hinge risk": h["id_hinge"], "OOD hinge risk": h["ood_hinge"]}, (-0.03, 1.1)),
+            panel(f"{name}: activation rate", {"positive class": h["p_pos"], "negative class": h["p_neg"]},
+                  (-0.03, 1.03)),
+            panel(f"{name}: mean weight per coordinate", {"core (oriented)": h["core"], "background": h["bg"]}),
+            panel(f"{name}: projection norms",
+                  {r"$\|P_{core}w_k\|$": h["core_norm"], r"$\|P_{bg}w_k\|$": h["bg_norm"]}),
         ])
-    return band_grid(exp.time, rows, xlabel=SOURCE_TIME)
+    return plot_panels(rows, width=3.7, height=3.0)
 
 
 def figure_neurons(exp: ReluVsLinear) -> Figure:
@@ -593,10 +595,11 @@ def regression(size: ContaminationSizes, run: Run) -> Distillation:
 
 def figure_regression(dist: Distillation) -> Figure:
     """Fig. 9 redrawn: ID and OOD regression error of the ReLU and the linear student (log scale)."""
-    rows = [[{"title": f"{name} student", "logy": True,
-              "curves": {"ID error": r.history["id_mse"], "OOD error": r.history["ood_mse"]}}
-             for name, r in (("ReLU", dist.relu), ("linear", dist.linear))]]
-    return band_grid(dist.time, rows, xlabel=SOURCE_TIME, width=5.0, height=3.3)
+    panels = [Panel([Curve(dist.time, r.history["id_mse"], "ID error"),
+                     Curve(dist.time, r.history["ood_mse"], "OOD error")],
+                    f"{name} student", SOURCE_TIME, yscale="log", legend_size=7)
+              for name, r in (("ReLU", dist.relu), ("linear", dist.linear))]
+    return plot_panels(panels, width=5.0, height=3.3)
 
 
 # ---- Experiment 4: other activations, AdamW, concentric balls (Figs. 3d, 10) ----------------------------------------

@@ -971,22 +971,22 @@ MODEL_COLOURS = {"net": "tab:red", "ntk": "tab:blue", "rf": "tab:green"}
 def accuracy_figure(panels: list[tuple[str, GroupResult, tuple[int, ...]]], ylim=(0.4, 1.02)):
     """Test accuracy against step of the network, the NTK and the random-feature model, one panel per (title,
     group, settings): setting 0 (with structure, solid) and/or 1 (without, dashed), mean and standard deviation over
-    the group's seeds (Figures 1, 9, 11 and 13 of the source); the majority rate as a dash-dotted line where the
-    classes are imbalanced."""
-    from feature_learning.plotting.curves import seed_curve_panels
+    the group's seeds (Figures 1, 9, 11 and 13 of the source); chance (0.5) dotted, and the majority rate as a
+    dash-dotted line where the classes are imbalanced."""
+    from feature_learning.plotting.curves import Curve, Guide, Panel, plot_panels
 
     out = []
-    for title, result, settings in panels:
-        curves, styles = {}, {}
-        for setting in settings:
-            for key, name in MODEL_NAMES.items():
-                label = name if setting == 0 else f"w/o structure: {name}"
-                curves[label] = (result.history["step"], result.history[key][:, :, setting])
-                styles[label] = {"color": MODEL_COLOURS[key]} if setting == 0 else {
-                    "color": MODEL_COLOURS[key], "ls": "--", "alpha": 0.6}
-        hline = float(result.majority[0, 0]) if result.group.negative_ratio is not None else None
-        out.append({"title": title, "curves": curves, "styles": styles, "hline": hline})
-    return seed_curve_panels(out, ylim=ylim)
+    for i, (title, result, settings) in enumerate(panels):
+        curves = [Curve(result.history["step"], result.history[key][:, :, setting],
+                        name if setting == 0 else f"w/o structure: {name}", "-" if setting == 0 else "--",
+                        MODEL_COLOURS[key], spread="sd", kwargs={} if setting == 0 else {"alpha": 0.6})
+                  for setting in settings for key, name in MODEL_NAMES.items()]
+        guides = [Guide(0.5, style=":")]
+        if result.group.negative_ratio is not None:
+            guides.append(Guide(float(result.majority[0, 0]), style="-.", color="k"))
+        out.append(Panel(curves, title, "step", "test accuracy" if i == 0 else "", guides, ylim=ylim,
+                         legend="lower right" if i == 0 else None, legend_size=6))
+    return plot_panels(out, width=3.4, sharey=True)
 
 
 def mds_figure(W: dict[str, torch.Tensor], direction: torch.Tensor, names: tuple[str, str]):
@@ -1016,13 +1016,13 @@ def mixture_figure(results: list[MixtureResult]):
 
 def injection_figure(result: InjectionResult):
     """The injected-input protocol: students' test accuracy against the teacher's labels over training, mean and
-    standard deviation over the students' seeds."""
-    from feature_learning.plotting.curves import seed_curve_panels
+    standard deviation over the students' seeds; chance (0.5) dotted."""
+    from feature_learning.plotting.curves import Curve, Guide, Panel, plot_panels
 
-    curves = {"mixture student: digits part": (result.step, result.real_acc[:, :, 0]),
-              "mixture student: Gaussian part": (result.step, result.injected_acc[:, :, 0]),
-              "digits-only student: digits": (result.step, result.real_acc[:, :, 1])}
-    styles = {"mixture student: digits part": {"color": "tab:blue"},
-              "mixture student: Gaussian part": {"color": "tab:orange"},
-              "digits-only student: digits": {"color": "k", "ls": "--"}}
-    return seed_curve_panels([{"title": "", "curves": curves, "styles": styles}], ylim=(0.0, 1.02), width=6)
+    curves = [Curve(result.step, result.real_acc[:, :, 0], "mixture student: digits part", color="tab:blue",
+                    spread="sd"),
+              Curve(result.step, result.injected_acc[:, :, 0], "mixture student: Gaussian part", color="tab:orange",
+                    spread="sd"),
+              Curve(result.step, result.real_acc[:, :, 1], "digits-only student: digits", "--", "k", spread="sd")]
+    return plot_panels([Panel(curves, "", "step", "test accuracy", [Guide(0.5, style=":")], ylim=(0.0, 1.02),
+                              legend="lower right", legend_size=6)], width=6)

@@ -29,7 +29,7 @@ from feature_learning.measure.neurons import NeuronFourierSummary, neuron_parts,
 from feature_learning.models.poly_net import PolyNet, init_poly_net
 from feature_learning.models.transformer import Transformer, TransformerConfig, init_transformer
 from feature_learning.plotting.attention import attention_heads
-from feature_learning.plotting.curves import seed_band_panels
+from feature_learning.plotting.curves import Curve, Guide, Panel, plot_panels
 from feature_learning.plotting.neurons import neuron_rows
 from feature_learning.plotting.spectra import frequency_and_power
 from feature_learning.training.loop import OptimConfig, minibatches, train
@@ -474,10 +474,12 @@ def attention_concentration(grok: dict[int, GrokRun], size: GrokSizes) -> Attent
 def plot_margin(result: MarginRun):
     """The normalised margin over gamma* along training (mean and range over seeds), negative values clipped."""
     h = result.trained.history
-    panel = {"title": f"k={result.k}, p={result.p}, m={result.recipe.width}: margin approaches the bound",
-             "series": {"trained network": (h["step"], result.ratio.clamp_min(-0.2), "C0")}}
-    return seed_band_panels([panel], r"normalised margin / $\gamma^*$", ylim=(-0.2, 1.1),
-                       hline=(1.0, r"$\gamma^*$ (Theorem 4.9)"))
+    panel = Panel([Curve(h["step"], result.ratio.clamp_min(-0.2), "trained network", color="C0")],
+                  f"k={result.k}, p={result.p}, m={result.recipe.width}: margin approaches the bound",
+                  "training step", r"normalised margin / $\gamma^*$",
+                  [Guide(1.0, r"$\gamma^*$ (Theorem 4.9)", color="k")], ylim=(-0.2, 1.1), legend="lower right",
+                  legend_size=8)
+    return plot_panels([panel], width=6.5, height=3.4)
 
 
 def plot_neurons(result: MarginRun, generator: torch.Generator, rows: int = 4):
@@ -498,10 +500,11 @@ def plot_spectra(result: MarginRun):
 def plot_split(result: SplitRun):
     """Train and test accuracy of the split run."""
     h = result.trained.history
-    panel = {"title": f"k={result.k}, p={result.p}: 50% split",
-             "series": {"train": (h["step"], h["train_acc"], "C0"),
-                        "test (held-out half)": (h["step"], h["test_acc"], "C3")}}
-    return seed_band_panels([panel], "accuracy", ylim=(0, 1.02))
+    panel = Panel([Curve(h["step"], h["train_acc"], "train", color="C0"),
+                   Curve(h["step"], h["test_acc"], "test (held-out half)", color="C3")],
+                  f"k={result.k}, p={result.p}: 50% split", "training step", "accuracy", ylim=(0, 1.02),
+                  legend="lower right", legend_size=8)
+    return plot_panels([panel], width=6.5, height=3.4)
 
 
 def plot_attention(result: AttentionConcentration, size: GrokSizes):
@@ -513,8 +516,9 @@ def plot_attention(result: AttentionConcentration, size: GrokSizes):
 
 def plot_grokking(grok: dict[int, GrokRun]):
     """Figure 4.4: train and validation accuracy for each k (mean and range over seeds)."""
-    panels = [{"title": f"k={g.k}, p={g.p}",
-               "series": {"train": (g.trained.history["step"], g.trained.history["train_acc"], "C0"),
-                          "validation": (g.trained.history["step"], g.trained.history["test_acc"], "C3")}}
-              for g in grok.values()]
-    return seed_band_panels(panels, "accuracy", ylim=(0, 1.02))
+    panels = [Panel([Curve(g.trained.history["step"], g.trained.history["train_acc"], "train", color="C0"),
+                     Curve(g.trained.history["step"], g.trained.history["test_acc"], "validation", color="C3")],
+                    f"k={g.k}, p={g.p}", "training step", "accuracy" if i == 0 else "", ylim=(0, 1.02),
+                    legend="lower right" if i == 0 else None, legend_size=8)
+              for i, g in enumerate(grok.values())]
+    return plot_panels(panels, width=max(3.6, 6.5 / len(panels)), height=3.4, sharey=True)

@@ -22,7 +22,7 @@ from feature_learning.models.linear_attention import (
     looped_transformer,
     prompt_matrix,
 )
-from feature_learning.plotting.curves import curve_panels, loglog_series
+from feature_learning.plotting.curves import Curve, Guide, Panel, plot_panels
 from feature_learning.theory import looped as theory
 from feature_learning.training.loop import OptimConfig, train
 
@@ -366,22 +366,29 @@ def plot_figure_81(result: Figure81):
     """Figure 8.1 redrawn: per n, the exact curves of the plotted prompts, the looped transformer's iterated mean,
     the source's bound -t/kappa and the tight 2t ln(1 - 1/kappa) at the mean kappa of the plotted prompts."""
     ts = result.ts
-    panels = [{"title": f"n={p.n}, mean kappa={float(p.kappa.mean()):.2f}", "thin": p.exact,
-               "thin_label": "exact (eigenbasis)",
-               "lines": {"looped transformer, mean": (p.iterated.mean(1), "k:"),
-                         r"source bound $-t/\bar\kappa$": (-ts / p.kappa.mean(), "C3--"),
-                         r"tight $2t\ln(1-1/\bar\kappa)$": (2 * ts * torch.log1p(-1 / p.kappa.mean()), "C2-.")}}
-              for p in result.panels]
-    return curve_panels(ts, panels, r"$\ln(\|\theta^{(t)}-\theta^*\|^2/\|\theta^*\|^2)$", "loop t", ylim=(-250, 5))
+    thick = {"lw": 1.2}
+    panels = [Panel([Curve(ts, p.exact, "exact (eigenbasis)", color="C0", spread="lines",
+                           kwargs={"lw": 0.8, "alpha": 0.6}),
+                     Curve(ts, p.iterated.mean(1), "looped transformer, mean", "k:", kwargs=thick),
+                     Curve(ts, -ts / p.kappa.mean(), r"source bound $-t/\bar\kappa$", "C3--", kwargs=thick),
+                     Curve(ts, 2 * ts * torch.log1p(-1 / p.kappa.mean()), r"tight $2t\ln(1-1/\bar\kappa)$", "C2-.",
+                           kwargs=thick)],
+                    f"n={p.n}, mean kappa={float(p.kappa.mean()):.2f}", "loop t",
+                    r"$\ln(\|\theta^{(t)}-\theta^*\|^2/\|\theta^*\|^2)$" if i == 0 else "", ylim=(-250, 5),
+                    legend="lower left" if i == 0 else None)
+              for i, p in enumerate(result.panels)]
+    return plot_panels(panels, width=3.2, height=3.2, sharey=True)
 
 
 def plot_error_against_context(rows: list[ContextRow], loops: int, target: float):
     """Median prediction error of the looped transformer after ``loops`` loops against n, with the median bound."""
     mine = [r for r in rows if r.loops == loops]
     ns = [r.n for r in mine]
-    return loglog_series(ns, {f"median error, T={loops}": ([float(r.error.median()) for r in mine], "o-"),
-                              r"median bound $e^{-T/(2\kappa)}$": ([float(r.bound.median()) for r in mine], "s--")},
-                         "context size n", r"$|\langle TF,\theta^*\rangle-\alpha|$", hline=target)
+    panel = Panel([Curve(ns, [float(r.error.median()) for r in mine], f"median error, T={loops}", "o-"),
+                   Curve(ns, [float(r.bound.median()) for r in mine], r"median bound $e^{-T/(2\kappa)}$", "s--")],
+                  xlabel="context size n", ylabel=r"$|\langle TF,\theta^*\rangle-\alpha|$",
+                  guides=[Guide(target, style="-")], xscale="log", yscale="log", legend_size=8)
+    return plot_panels([panel], width=5.0, height=3.4)
 
 
 def strictly_decreasing(values) -> bool:

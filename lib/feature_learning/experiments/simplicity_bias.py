@@ -42,6 +42,7 @@ from feature_learning.models.two_layer import (
     normalized_margin,
     pad_width,
 )
+from feature_learning.plotting.curves import Curve, Guide, Panel, plot_panels
 from feature_learning.theory.simplicity_bias import (
     capture_probability_exact,
     capture_probability_paper,
@@ -270,6 +271,16 @@ def four_neuron_run(size: FourNeuronSizes, run: Run) -> FourNeuronResult:
         max_angle=float(angles.abs().max()), gamma_four=float(gamma[:n_four].min()),
         gamma_lemma=float(gamma[n_four:].min()), lemma_mass=float(lemma_mass.min()), amplitudes=U2,
         amplitude_spread=float((U2.max(-1).values / U2.min(-1).values - 1).max()))
+
+
+def margin_figure(result: FourNeuronResult):
+    """The chapter's margin figure (Assumption 5.4, Lemma 5.5): the normalised margin gamma(theta) against the epoch
+    of each four-neuron run and the small-init network, with the predicted gamma(theta^mm) dashed."""
+    curves = [Curve(result.margin_epochs, values, label) for label, values in zip(result.labels, result.margins.T,
+                                                                                   strict=True)]
+    return plot_panels([Panel(curves, xlabel="epoch", ylabel="normalised margin γ(θ)",
+                              guides=[Guide(result.gamma_mm, "γ(θ^mm)", color="k")], ylim=(-0.05, 0.14))],
+                       width=6.0, height=3.4)
 
 
 # -- Lemma 5.3: capturing the four extrema -----------------------------------------------------------------------------
@@ -533,15 +544,18 @@ def domino_probe_run(size: DominoSizes, run: Run) -> DominoResult:
         peak_epoch=ck[int(reg[:, small].mean(1).argmax())])
 
 
-def probe_panels(result: DominoResult) -> dict:
-    """The curves of the Fig. 4 analogue for :func:`feature_learning.plotting.curves.probe_grid`: rows accuracy (%)
-    and coefficient RMS, one column per probe, small and standard init in each panel."""
+def probe_figure(result: DominoResult):
+    """The Fig. 4 analogue: rows OOD probe accuracy (%) and coefficient RMS (log scale) against the training epoch
+    of the features, one column per probe, small and standard init in each panel (mean and standard deviation over
+    the training sets)."""
     S = result.seeds
 
-    def split(curves):
-        return {"small init (×2^-7)": curves[:, :S], "standard init": curves[:, S:]}
+    def panel(curves, ylabel, title="", yscale="linear"):
+        return Panel([Curve(result.checkpoints, curves[:, :S], "small init (×2^-7)", "o-", spread="sd",
+                            kwargs={"ms": 3}),
+                      Curve(result.checkpoints, curves[:, S:], "standard init", "o-", spread="sd", kwargs={"ms": 3})],
+                     title, "training epoch of the features", ylabel, yscale=yscale, legend_size=8)
 
-    columns = {f"probe {name}": [split(100 * result.accuracy[name]), split(result.rms[name])]
-               for name in result.accuracy}
-    return dict(epochs=result.checkpoints, columns=columns, logy_rows=(1,),
-                row_labels=["OOD probe accuracy (%)", "probe coefficient RMS"])
+    columns = [[panel(100 * result.accuracy[name], "OOD probe accuracy (%)", f"probe {name}"),
+                panel(result.rms[name], "probe coefficient RMS", yscale="log")] for name in result.accuracy]
+    return plot_panels([list(row) for row in zip(*columns, strict=True)], width=5.0, height=3.25)
