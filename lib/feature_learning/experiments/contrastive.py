@@ -522,40 +522,40 @@ def plot_block_weights(pre: Pretrained):
 def plot_tradeoff(curves: list[TradeoffCurve], m: int, bound_Ts=(1, 2, 4, 8, 16)):
     """Target and average probe accuracy against the number of pre-training tasks (mean +- se over replicas and
     labelled sets), one panel per curve, and the bound ratio (T+1)/(2 sqrt T) of Prop. F.8."""
-    from feature_learning.plotting.curves import line_panels
+    from feature_learning.plotting.curves import Curve, Panel, plot_panels
 
     panels = []
     for c in curves:
         i = c.ms.index(m)
         n = math.sqrt(c.target.shape[-1])
-        panels.append({"x": list(c.ns), "series": {
-            "target task": (c.target[i].mean(-1), c.target[i].std(-1) / n, "o-"),
-            f"average over {c.T} tasks": (c.average[i].mean(-1), c.average[i].std(-1) / n, "s--")},
-            "xlabel": "tasks in pre-training", "ylabel": f"probe accuracy (m={m})", "title": c.label,
-            "integer_ticks": True})
-    panels.append({"x": list(bound_Ts), "series": {r"$(T+1)/(2\sqrt{T})$": ([theory.bound_ratio(T) for T in bound_Ts],
-                                                                             "k.-")},
-                   "xlabel": "T", "ylabel": "universal / specific bound", "title": "Prop. F.8", "logx": True,
-                   "integer_ticks": True})
-    return line_panels(panels)
+        panels.append(Panel([
+            Curve(list(c.ns), c.target[i].mean(-1), "target task", "o-", yerr=c.target[i].std(-1) / n),
+            Curve(list(c.ns), c.average[i].mean(-1), f"average over {c.T} tasks", "s--",
+                  yerr=c.average[i].std(-1) / n)],
+            xlabel="tasks in pre-training", ylabel=f"probe accuracy (m={m})", title=c.label, ticks_at_x=True,
+            legend_size=8))
+    panels.append(Panel([Curve(list(bound_Ts), [theory.bound_ratio(T) for T in bound_Ts], r"$(T+1)/(2\sqrt{T})$",
+                               "k.-")],
+                        xlabel="T", ylabel="universal / specific bound", title="Prop. F.8", xscale="log",
+                        ticks_at_x=True, legend_size=8))
+    return plot_panels(panels, width=4.6, height=3.3)
 
 
 def plot_finetune(f: Finetuned):
     """Squared feature weights after contrastive fine-tuning against gamma (replicas' mean, se on the target's
     private features) and Prop. F.9's curve."""
-    from feature_learning.plotting.curves import line_panels
+    from feature_learning.plotting.curves import Curve, Panel, plot_panels
 
     m = f.model
     grid = torch.linspace(0, max(f.gammas), 200, dtype=DTYPE)
-    curve = [theory.finetune_beta(m.s, m.T, float(g)) for g in grid]
+    gammas = list(f.gammas)
     P1 = f.block("P1")
-    series = {r"Prop. F.9: $\min(1,1/\sqrt{T}+\gamma/\sqrt{s})^2$": (curve, "k-")}
-    fig = line_panels([{"x": grid, "series": series, "xlabel": r"$\gamma$", "ylabel": r"mean $a_j^2$",
-                        "title": "contrastive fine-tuning on the target task"}])
-    ax = fig.axes[0]
-    ax.errorbar(list(f.gammas), P1.mean(0).tolist(), yerr=(P1.std(0) / math.sqrt(P1.shape[0])).tolist(), fmt="o",
-                label="learned: target's private features")
-    ax.plot(list(f.gammas), f.block("P2").mean(0).tolist(), "s", label="learned: other tasks' private features")
-    ax.plot(list(f.gammas), f.block("S").mean(0).tolist(), "^", label="learned: shared features")
-    ax.legend(fontsize=8)
-    return fig
+    return plot_panels([Panel([
+        Curve(grid, [theory.finetune_beta(m.s, m.T, float(g)) for g in grid],
+              r"Prop. F.9: $\min(1,1/\sqrt{T}+\gamma/\sqrt{s})^2$", "k-"),
+        Curve(gammas, P1.mean(0).tolist(), "learned: target's private features", "o",
+              yerr=(P1.std(0) / math.sqrt(P1.shape[0])).tolist()),
+        Curve(gammas, f.block("P2").mean(0).tolist(), "learned: other tasks' private features", "s"),
+        Curve(gammas, f.block("S").mean(0).tolist(), "learned: shared features", "^"),
+    ], xlabel=r"$\gamma$", ylabel=r"mean $a_j^2$", title="contrastive fine-tuning on the target task",
+        legend_size=8)], width=4.6, height=3.3)

@@ -37,7 +37,7 @@ from feature_learning.measure.timing import TimingRow, prompt_phase_profile
 from feature_learning.models.rope_decoder import CausalLM, DecoderConfig, RopeDecoder
 from feature_learning.plotting import panel_row
 from feature_learning.plotting.attention import position_rows
-from feature_learning.plotting.curves import line_panel, line_panels
+from feature_learning.plotting.curves import Curve, Guide, Panel, draw_panel, plot_panels
 from feature_learning.plotting.grids import heatmap_panels
 from feature_learning.training.loop import OptimConfig, train
 
@@ -248,12 +248,13 @@ def training_figure(history: dict[str, torch.Tensor], converged_at: int | None =
     """Loss and exact-match rate of the training batches, with the one-of-four-needles plateau and the step at
     which the batches were answered (the decay of the rate starts there)."""
     steps = history["step"][1:]
-    return line_panels([
-        dict(x=steps, series={"_loss": (history["loss"][1:], "-")}, xlabel="step",
-             ylabel="training loss (answer tokens)", logy=True, vline=converged_at),
-        dict(x=steps, series={"_exact": (history["exact"][1:], "-")}, xlabel="step", vline=converged_at,
-             ylabel="exact match, training batch", hlines={"one of four needles": (0.25, ":")}, ylim=(0, 1.02)),
-    ])
+    converged = [] if converged_at is None else [Guide(converged_at, axis="v", style=":")]
+    return plot_panels([
+        Panel([Curve(steps, history["loss"][1:])], xlabel="step", ylabel="training loss (answer tokens)",
+              yscale="log", guides=converged),
+        Panel([Curve(steps, history["exact"][1:])], xlabel="step", ylabel="exact match, training batch",
+              guides=[Guide(0.25, "one of four needles", style=":"), *converged], ylim=(0, 1.02), legend_size=8),
+    ], width=4.6, height=3.3)
 
 
 # -- probe prompts and the layer-by-layer study ------------------------------------------------------------------------
@@ -367,13 +368,15 @@ def layers_figure(model: RopeDecoder, probe: Probe, loc: Localisation, k: int):
     fig, axes = panel_row(3, 4.3, 3.4)
     position_rows(axes[0], rows, int(probe.needle_pos[middle]),
                   title="last-row attention (softmax of head-summed logits)")
-    line_panel(axes[1], layers, {"_distance": (dist.mean(1), dist.std(1) / np.sqrt(dist.shape[1]), "o")},
-               xlabel="filter layer r", ylabel=r"min$_{j\in J}$ |j - needle|", vline=loc.filter_layer,
-               title="distance to the needle (Fig. 9.5)", integer_ticks=True)
-    line_panel(axes[2], layers, {"last row points at needle (ask-last)": (loc.points, "o-"),
-                                 "same, key-last layout": (loc.points_key_last, "s--"),
-                                 f"needle kept in top-{k} (ask-last)": (loc.kept, "^:")},
-               xlabel="layer r", ylabel="fraction of prompts", ylim=(0, 1.05), integer_ticks=True)
+    draw_panel(axes[1], Panel([Curve(layers, dist.mean(1), style="o", yerr=dist.std(1) / np.sqrt(dist.shape[1]))],
+                              xlabel="filter layer r", ylabel=r"min$_{j\in J}$ |j - needle|",
+                              guides=[Guide(loc.filter_layer, axis="v", style=":")],
+                              title="distance to the needle (Fig. 9.5)", ticks_at_x=True))
+    draw_panel(axes[2], Panel([Curve(layers, loc.points, "last row points at needle (ask-last)", "o-"),
+                               Curve(layers, loc.points_key_last, "same, key-last layout", "s--"),
+                               Curve(layers, loc.kept, f"needle kept in top-{k} (ask-last)", "^:")],
+                              xlabel="layer r", ylabel="fraction of prompts", ylim=(0, 1.05), ticks_at_x=True,
+                              legend_size=8))
     fig.tight_layout()
     return fig
 
@@ -475,13 +478,14 @@ def filter_layer_figure(layer_acc: np.ndarray, layer_se: np.ndarray, all_kv: flo
     averages against its (0-based) filter layer."""
     layers = np.arange(1, len(layer_acc) + 1)
     source = sorted(table)
-    return line_panels([
-        dict(x=layers, series={"GemFilter": (layer_acc, layer_se, "o-")}, hlines={"All KV": (all_kv, "--")},
-             xlabel="filter layer r", ylabel="exact match", ylim=(0, 1.05), title="our decoder", integer_ticks=True),
-        dict(x=source, series={"_source": ([table[layer][1] for layer in source], "o-")},
-             xlabel="filter layer (0-based, as in the source)", ylabel="LongBench average",
-             title="source: LLaMA 3.1 8B (Table 9.2)"),
-    ], width=5.0)
+    return plot_panels([
+        Panel([Curve(layers, layer_acc, "GemFilter", "o-", yerr=layer_se)], guides=[Guide(all_kv, "All KV")],
+              xlabel="filter layer r", ylabel="exact match", ylim=(0, 1.05), title="our decoder", ticks_at_x=True,
+              legend_size=8),
+        Panel([Curve(source, [table[layer][1] for layer in source], style="o-")],
+              xlabel="filter layer (0-based, as in the source)", ylabel="LongBench average",
+              title="source: LLaMA 3.1 8B (Table 9.2)"),
+    ], width=5.0, height=3.3)
 
 
 ROW_VARIANTS = {"last row (Algorithm 2)": {"row": "last"}, "middle row": {"row": "middle"},
@@ -551,6 +555,7 @@ def kv_cache_sizes(model: RopeDecoder, tokens: torch.Tensor, layer: int, k: int,
 def speedup_figure(rows: list[TimingRow], limits: dict[str, tuple[float, str]]):
     """Measured prompt-phase speed-up against the prompt length, with the cost model's limits as guides."""
     lengths = [row.length for row in rows]
-    return line_panels([dict(x=lengths, series={"measured": ([row.speedup for row in rows], "o-")}, hlines=limits,
-                             xlabel="prompt length", ylabel="prompt-phase speed-up", logx=True, ylim=(0, None),
-                             integer_ticks=True)], width=5.5, height=3.4)
+    guides = [Guide(value, label, style=style) for label, (value, style) in limits.items()]
+    return plot_panels([Panel([Curve(lengths, [row.speedup for row in rows], "measured", "o-")], guides=guides,
+                              xlabel="prompt length", ylabel="prompt-phase speed-up", xscale="log", ylim=(0, None),
+                              ticks_at_x=True, legend_size=8)], width=5.5, height=3.4)

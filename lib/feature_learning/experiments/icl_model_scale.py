@@ -29,7 +29,7 @@ from feature_learning.measure.in_context import (
     projection_energy,
 )
 from feature_learning.models.linear_attention import lsa_population_loss
-from feature_learning.plotting.curves import series_panels
+from feature_learning.plotting.curves import Curve, Guide, Panel, plot_panels
 from feature_learning.theory import icl as theory
 from feature_learning.training.loop import OptimConfig, train
 
@@ -333,29 +333,28 @@ def pretraining_loss_mc(size: ICLSizes, run: Run, st: Setting) -> LossMC:
 def plot_training(exact: Training, sgd: Training, st: Setting):
     """The full-rank attention in the eigenbasis (exact loss, SGD); the learned diagonal per rank against v*; the
     errors per rank."""
-    series = []
+    diagonals = []
     x = np.arange(1, st.d + 1)
     for k, r in enumerate(exact.ranks):
-        series.append({"x": x, "y": torch.diagonal(st.eigen(exact.U[k])), "style": "o", "color": f"C{k}",
-                       "label": f"r={r}"})
-        series.append({"x": x, "y": theory.v_star(st.lam, st.N, r), "style": "k_", "ms": 12})
+        diagonals.append(Curve(x, torch.diagonal(st.eigen(exact.U[k])), f"r={r}", "o", f"C{k}"))
+        diagonals.append(Curve(x, theory.v_star(st.lam, st.N, r), style="k_", kwargs={"ms": 12}))
         if r in sgd.ranks:
             v = torch.diagonal(st.eigen(sgd.U[:, sgd.ranks.index(r)]), dim1=-2, dim2=-1).mean(0)
-            series.append({"x": x + 0.25, "y": v, "style": "x", "color": f"C{k}"})
+            diagonals.append(Curve(x + 0.25, v, style="x", color=f"C{k}"))
     v_err = sgd.v_errors(st)
     errors = [
-        {"x": exact.ranks, "y": exact.rel_errors, "style": "o-", "label": r"exact loss: $\|U-U^*\|/\|U^*\|$"},
-        {"x": sgd.ranks, "y": v_err.mean(0), "yerr": 2 * v_err.std(0) / v_err.shape[0] ** 0.5, "style": "s-",
-         "label": r"SGD: $\|v-v^*\|/\|v^*\|$"},
-        {"x": sgd.ranks, "y": sgd.rel_errors.mean(0), "style": "x--", "label": r"SGD: $\|U-U^*\|/\|U^*\|$"},
+        Curve(exact.ranks, exact.rel_errors, r"exact loss: $\|U-U^*\|/\|U^*\|$", "o-"),
+        Curve(sgd.ranks, v_err.mean(0), r"SGD: $\|v-v^*\|/\|v^*\|$", "s-",
+              yerr=2 * v_err.std(0) / v_err.shape[0] ** 0.5),
+        Curve(sgd.ranks, sgd.rel_errors.mean(0), r"SGD: $\|U-U^*\|/\|U^*\|$", "x--"),
     ]
-    return series_panels([
-        {"matrix": st.eigen(exact.U[-1]), "title": rf"$Q^\top UQ$, exact loss, r={exact.ranks[-1]}"},
-        {"matrix": st.eigen(sgd.U[0, -1]), "title": rf"$Q^\top UQ$, SGD on prompts, r={sgd.ranks[-1]}"},
-        {"series": series, "xlabel": "eigen-direction i", "legend": 6,
-         "ylabel": r"$(Q^\top U Q)_{ii}$: exact (o), SGD (x), $v_i^*$ (-)"},
-        {"series": errors, "xlabel": "rank r", "ylabel": "relative error", "yscale": "log", "hline": 5e-2,
-         "legend": 6},
+    return plot_panels([
+        Panel(image=st.eigen(exact.U[-1]), title=rf"$Q^\top UQ$, exact loss, r={exact.ranks[-1]}"),
+        Panel(image=st.eigen(sgd.U[0, -1]), title=rf"$Q^\top UQ$, SGD on prompts, r={sgd.ranks[-1]}"),
+        Panel(diagonals, xlabel="eigen-direction i", legend_size=6,
+              ylabel=r"$(Q^\top U Q)_{ii}$: exact (o), SGD (x), $v_i^*$ (-)"),
+        Panel(errors, xlabel="rank r", ylabel="relative error", yscale="log", guides=[Guide(5e-2, style="-")],
+              legend_size=6),
     ], width=3.6, height=3.3)
 
 
@@ -408,17 +407,16 @@ def eval_risk_sweep(size: ICLSizes, run: Run, st: Setting) -> RiskSweep:
 
 def plot_risk(rs: RiskSweep):
     mc, mc_se, th = rs.slopes()
-    series = []
+    curves = []
     for j, sigma in enumerate(rs.sigmas):
-        series.append({"x": rs.ranks, "y": rs.mean[0, j], "yerr": 2 * rs.se[0, j], "style": "o", "color": f"C{j}",
-                       "label": f"MC, sigma={sigma}"})
-        series.append({"x": rs.ranks, "y": rs.closed[0, j], "style": "-", "color": f"C{j}"})
-    return series_panels([
-        {"series": series, "xlabel": "rank r", "ylabel": f"evaluation risk, M={rs.Ms[0]}"},
-        {"series": [{"x": rs.ranks, "y": th, "style": "k-", "label": r"closed form $\sum_{i\leq r}a_i^2/M$"},
-                    {"x": rs.ranks, "y": mc, "yerr": 2 * mc_se, "style": "o", "label": "MC slope"}],
-         "xlabel": "rank r", "ylabel": r"d risk / d $\sigma^2$", "legend": 8},
-    ])
+        curves.append(Curve(rs.ranks, rs.mean[0, j], f"MC, sigma={sigma}", "o", f"C{j}", yerr=2 * rs.se[0, j]))
+        curves.append(Curve(rs.ranks, rs.closed[0, j], style="-", color=f"C{j}"))
+    return plot_panels([
+        Panel(curves, xlabel="rank r", ylabel=f"evaluation risk, M={rs.Ms[0]}"),
+        Panel([Curve(rs.ranks, th, r"closed form $\sum_{i\leq r}a_i^2/M$", "k-"),
+               Curve(rs.ranks, mc, "MC slope", "o", yerr=2 * mc_se)],
+              xlabel="rank r", ylabel=r"d risk / d $\sigma^2$", legend_size=8),
+    ], width=4.6, height=3.4)
 
 
 @dataclasses.dataclass
@@ -498,14 +496,13 @@ def scale_tradeoff(size: ICLSizes, run: Run, st: Setting, M: int = 16) -> Tradeo
 
 
 def plot_best_rank(tr: Tradeoff):
-    series = []
+    curves = []
     for j, sigma in enumerate(tr.best_sigmas):
-        series.append({"x": tr.ranks, "y": tr.ew_closed[j], "style": "-", "color": f"C{j}",
-                       "label": f"sigma={sigma}, best r={tr.best_closed[j]}"})
-        series.append({"x": tr.ranks, "y": tr.ew_mean[j], "yerr": 2 * tr.ew_se[j], "style": "o", "ms": 3,
-                       "color": f"C{j}"})
-    return series_panels([{"series": series, "xlabel": "rank r", "ylabel": r"$\mathbb{E}_w$ risk, M=16",
-                           "legend": 8}], width=5.2)
+        curves.append(Curve(tr.ranks, tr.ew_closed[j], f"sigma={sigma}, best r={tr.best_closed[j]}", "-", f"C{j}"))
+        curves.append(Curve(tr.ranks, tr.ew_mean[j], style="o", color=f"C{j}", yerr=2 * tr.ew_se[j],
+                            kwargs={"ms": 3}))
+    return plot_panels([Panel(curves, xlabel="rank r", ylabel=r"$\mathbb{E}_w$ risk, M=16", legend_size=8)],
+                       width=5.2, height=3.4)
 
 
 @dataclasses.dataclass
@@ -539,12 +536,12 @@ def flip_sweep(size: ICLSizes, run: Run, st: Setting, ranks=(2, 8), M: int = 16)
 def plot_flips(fs: FlipSweep):
     risk, acc = [], []
     for k, r in enumerate(fs.ranks):
-        risk.append({"x": fs.flips, "y": fs.closed[:, k], "style": "-", "color": f"C{k}", "label": f"closed, r={r}"})
-        risk.append({"x": fs.flips, "y": fs.mean[:, k], "style": "o", "color": f"C{k}", "label": f"MC, r={r}"})
-        acc.append({"x": fs.flips, "y": fs.accuracy[:, k], "style": "o-", "color": f"C{k}", "label": f"r={r}"})
-    return series_panels([
-        {"series": risk, "xlabel": "fraction of flipped context labels", "ylabel": "risk, M=16"},
-        {"series": acc, "xlabel": "fraction of flipped context labels", "ylabel": "sign accuracy", "legend": 8},
+        risk.append(Curve(fs.flips, fs.closed[:, k], f"closed, r={r}", "-", f"C{k}"))
+        risk.append(Curve(fs.flips, fs.mean[:, k], f"MC, r={r}", "o", f"C{k}"))
+        acc.append(Curve(fs.flips, fs.accuracy[:, k], f"r={r}", "o-", f"C{k}"))
+    return plot_panels([
+        Panel(risk, xlabel="fraction of flipped context labels", ylabel="risk, M=16"),
+        Panel(acc, xlabel="fraction of flipped context labels", ylabel="sign accuracy", legend_size=8),
     ], width=4.5, height=3.2)
 
 
@@ -591,13 +588,12 @@ def score_sweep(size: ICLSizes, run: Run, st: Setting, relevant: int = 4) -> Sco
 
 
 def plot_scores(sc: ScoreSweep):
-    series = []
+    curves = []
     for k, name in enumerate(("relevant (top-4 directions)", "irrelevant (bottom-4)")):
-        series.append({"x": sc.ranks, "y": sc.closed[k], "style": "-", "color": f"C{k}", "label": name})
-        series.append({"x": sc.ranks, "y": sc.mean[k], "yerr": 2 * sc.se[k], "style": "o", "ms": 3,
-                       "color": f"C{k}"})
+        curves.append(Curve(sc.ranks, sc.closed[k], name, "-", f"C{k}"))
+        curves.append(Curve(sc.ranks, sc.mean[k], style="o", color=f"C{k}", yerr=2 * sc.se[k], kwargs={"ms": 3}))
     ylabel = r"$\mathbb{E}(\mathbf{x}^\top U_r^*\mathbf{x}_q)^2$"
-    return series_panels([{"series": series, "xlabel": "rank r", "ylabel": ylabel, "legend": 8}], width=5.2)
+    return plot_panels([Panel(curves, xlabel="rank r", ylabel=ylabel, legend_size=8)], width=5.2, height=3.4)
 
 
 # -- sparse parity (section 5.5) --------------------------------------------------------------------------------------
@@ -774,13 +770,12 @@ def parity_robustness(size: ICLSizes, run: Run, con: Constructions, flip_M: int 
 
 def plot_parity(pr: ParityRobustness, con: Constructions):
     names = (f"small, m={2 * (con.nu1 + 1)}", f"large, m={2 * (con.nu2 + 1)}")
-    return series_panels([
-        {"series": [{"x": pr.Ms, "y": pr.accuracy[:, k], "style": st, "label": names[k]}
-                    for k, st in enumerate(("o-", "s-"))],
-         "xscale": "log", "xlabel": "context length M", "ylabel": "accuracy on S1 tasks", "legend": 8},
-        {"series": [{"x": pr.flips, "y": pr.flip_accuracy[:, k], "style": st, "label": names[k].split(",")[0]}
-                    for k, st in enumerate(("o-", "s-"))],
-         "xlabel": "fraction of flipped context labels (M=64)", "ylabel": "accuracy", "legend": 8},
+    return plot_panels([
+        Panel([Curve(pr.Ms, pr.accuracy[:, k], names[k], st) for k, st in enumerate(("o-", "s-"))],
+              xscale="log", xlabel="context length M", ylabel="accuracy on S1 tasks", legend_size=8),
+        Panel([Curve(pr.flips, pr.flip_accuracy[:, k], names[k].split(",")[0], st)
+               for k, st in enumerate(("o-", "s-"))],
+              xlabel="fraction of flipped context labels (M=64)", ylabel="accuracy", legend_size=8),
     ], width=4.5, height=3.2)
 
 
@@ -874,16 +869,16 @@ def transformer_scale_sweep(size: ICLSizes, run: Run) -> TransformerSweep:
 
 def plot_transformer_flips(ts: TransformerSweep):
     mean, se = ts.mean_se(ts.accuracy)
-    series = [{"x": ts.flips, "y": mean[k], "yerr": 2 * se[k], "color": f"C{k}",
-               "label": f"width {s[0]}, heads {s[1]}, blocks {s[2]}"} for k, s in enumerate(ts.shapes)]
-    series += [{"x": ts.flips, "y": ts.reference[:, 0], "style": "k--", "label": "prior rule"},
-               {"x": ts.flips, "y": ts.reference[:, 1], "style": "k:", "label": "context rule"}]
+    curves = [Curve(ts.flips, mean[k], f"width {s[0]}, heads {s[1]}, blocks {s[2]}", "o-", f"C{k}", yerr=2 * se[k])
+              for k, s in enumerate(ts.shapes)]
+    curves += [Curve(ts.flips, ts.reference[:, 0], "prior rule", "k--"),
+               Curve(ts.flips, ts.reference[:, 1], "context rule", "k:")]
     drop, drop_se = ts.mean_se(ts.drop)
     half, half_se = ts.mean_se(ts.drop_half)
-    return series_panels([
-        {"series": series, "hline": 0.5, "xlabel": "fraction of flipped context labels (M=16)",
-         "ylabel": "accuracy against the true label"},
-        {"series": [{"x": ts.params, "y": drop, "yerr": 2 * drop_se, "label": "p = 0 -> 1"},
-                    {"x": ts.params, "y": half, "yerr": 2 * half_se, "style": "s--", "label": "p = 0 -> 0.5"}],
-         "xscale": "log", "xlabel": "parameters", "ylabel": "accuracy drop", "legend": 8},
+    return plot_panels([
+        Panel(curves, guides=[Guide(0.5, style="-")], xlabel="fraction of flipped context labels (M=16)",
+              ylabel="accuracy against the true label"),
+        Panel([Curve(ts.params, drop, "p = 0 -> 1", "o-", yerr=2 * drop_se),
+               Curve(ts.params, half, "p = 0 -> 0.5", "s--", yerr=2 * half_se)],
+              xscale="log", xlabel="parameters", ylabel="accuracy drop", legend_size=8),
     ], width=5.0, height=3.6)
