@@ -23,6 +23,7 @@ from feature_learning.book.profiles import Run, override
 from feature_learning.data.multiview_patches import MultiViewPatches
 from feature_learning.measure.lucky_neurons import level_crossing, responding, set_mean, set_sizes, singly_activated
 from feature_learning.models.patch_conv import PatchConvNet, init_thresholded, merge_heads, width_for_lucky
+from feature_learning.plotting.curves import Curve, Guide, Panel, plot_panels
 from feature_learning.training.bias_schedule import train_bias_schedule
 
 LABELS = ("coarse", "fine")
@@ -655,34 +656,41 @@ def hard_acc_curves(sweep: Sweep, labels: str, k: int) -> np.ndarray:
     return sweep.evals[(labels, k)].hard_acc.numpy().T
 
 
-def empirical_panels() -> list[list[dict]]:
-    """The source's tables as panels for :func:`feature_learning.plotting.curves.errorbar_band_panels`: (1) iNaturalist
-    ResNet-34 and ResNet-50 (Tables 5, 7), (2) ImageNet-21k in-dataset (Table 2) and ImageNet-1k (Table 9),
-    (3) cross-dataset fine-tuning and linear probing (Tables 3, 4)."""
-    def series(rows, fmt):
-        return ([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], fmt)
+def empirical_panels() -> list[list[Panel]]:
+    """The source's tables as rows of panels for :func:`feature_learning.plotting.curves.plot_panels` (error bars of
+    the printed standard deviations, baselines as guides with a band of their own): (1) iNaturalist ResNet-34 and
+    ResNet-50 (Tables 5, 7), (2) ImageNet-21k in-dataset (Table 2) and ImageNet-1k (Table 9), (3) cross-dataset
+    fine-tuning and linear probing (Tables 3, 4)."""
+    def curves(table, fmts=("o-", "v-", "s-", "d-", "^-")):
+        return [Curve([r[0] for r in rows], [r[1] for r in rows], name, fmt, yerr=[r[2] for r in rows])
+                for (name, rows), fmt in zip(table.items(), fmts, strict=False)]
 
-    fmts = ["o-", "v-", "s-", "d-", "^-"]
-    inat34 = {name: series(rows, f) for (name, rows), f in zip(INAT_RESNET34.items(), fmts, strict=True)}
-    inat50 = {name: series(rows, f) for (name, rows), f in zip(INAT_RESNET50.items(), fmts, strict=False)}
+    def baselines(levels: dict):  # label -> (value, half-width of its band or 0)
+        return [Guide(y, label, color=f"C{7 + i % 3}", half_width=half) for i, (label, (y, half)) in
+                enumerate(levels.items())]
+
+    def panel(title, ylabel, lines, guides, xlabel="pretraining classes G"):
+        return Panel(lines, title=title, xlabel=xlabel, ylabel=ylabel, guides=guides, xscale="log")
+
     base34, base50 = INAT_RESNET34["manual hierarchy"][0], INAT_RESNET50["manual hierarchy"][0]
-    in21k = {"pretrained on level": ([g for _, g, _ in IN21K_BINARY[1:]], [e for _, _, e in IN21K_BINARY[1:]], None,
-                                     "o-")}
-    in1k = {name: series(rows, f) for (name, rows), f in zip(IN1K.items(), fmts, strict=False)}
+    in21k = [Curve([g for _, g, _ in IN21K_BINARY[1:]], [e for _, _, e in IN21K_BINARY[1:]], "pretrained on level",
+                   "o-")]
     gs = [g for _, g in CROSS_LEVELS]
-    cross = {"fine-tune (Table 3)": (gs, CROSS_TABLE3, None, "o-"),
-             "linear probe (Table 4)": (gs, [a for a, _ in CROSS_PROBE], [s for _, s in CROSS_PROBE], "s-")}
+    cross = [Curve(gs, CROSS_TABLE3, "fine-tune (Table 3)", "o-"),
+             Curve(gs, [a for a, _ in CROSS_PROBE], "linear probe (Table 4)", "s-", yerr=[s for _, s in CROSS_PROBE])]
+    error = "validation error (%)"
     return [
-        [{"title": "iNaturalist, ResNet-34 (Table 5)", "ylabel": "validation error (%)", "series": inat34,
-          "hlines": {"retraining baseline (G = 11)": (base34[1], base34[2])}},
-         {"title": "iNaturalist, ResNet-50 (Table 7)", "ylabel": "validation error (%)", "series": inat50,
-          "hlines": {"retraining baseline (G = 11)": (base50[1], base50[2])}}],
-        [{"title": "ImageNet-21k, 'living thing' (Table 2)", "ylabel": "validation error (%)", "series": in21k,
-          "hlines": {"baseline (G = 2)": (IN21K_BINARY[0][2], 0.0)}},
-         {"title": "ImageNet-1k, 1000 classes (Table 9)", "ylabel": "validation error (%)", "series": in1k,
-          "hlines": {"retraining baseline": IN1K_BASELINE, "one-pass": IN1K_NAIVE}}],
-        [{"title": "ImageNet-21k -> ImageNet-1k (Tables 3, 4)", "ylabel": "validation accuracy (%)", "series": cross,
-          "hlines": {name: (acc, 0.0) for name, acc in CROSS_BASELINES.items()}}],
+        [panel("iNaturalist, ResNet-34 (Table 5)", error, curves(INAT_RESNET34),
+               baselines({"retraining baseline (G = 11)": (base34[1], base34[2])})),
+         panel("iNaturalist, ResNet-50 (Table 7)", error, curves(INAT_RESNET50),
+               baselines({"retraining baseline (G = 11)": (base50[1], base50[2])}))],
+        [panel("ImageNet-21k, 'living thing' (Table 2)", error, in21k,
+               baselines({"baseline (G = 2)": (IN21K_BINARY[0][2], 0.0)})),
+         panel("ImageNet-1k, 1000 classes (Table 9)", error, curves(IN1K),
+               baselines({"retraining baseline": IN1K_BASELINE, "one-pass": IN1K_NAIVE}))],
+        [panel("ImageNet-21k -> ImageNet-1k (Tables 3, 4)", "validation accuracy (%)", cross,
+               baselines({name: (acc, 0.0) for name, acc in CROSS_BASELINES.items()}),
+               xlabel="pretraining classes G (ImageNet-21k level)")],
     ]
 
 
@@ -830,21 +838,18 @@ def knob_rows(model: PatchModel) -> list[list]:
     ]
 
 
-def margin_table(sweep: Sweep, summary: dict) -> tuple[dict, list[list]]:
-    """The margin figure's series (label -> (k, mean, se, format)) and the table rows per (labels, k)."""
+def margin_table(sweep: Sweep, summary: dict) -> list[list]:
+    """The rows of the margin table, one per (labels, k): normal margin, hard margin (mean ± se), k · hard / normal
+    and rho_1/2."""
     from feature_learning.measure.statistics import mean_se
 
-    series, rows = {}, []
-    for labels, fmt in (("coarse", "o-"), ("fine", "s-")):
-        ks = sweep.ks(labels)
-        hard = [mean_se(summary[(labels, k)]["hard_margin"]) for k in ks]
-        normal = [mean_se(summary[(labels, k)]["normal_margin"]) for k in ks]
-        series[f"{labels} labels, hard"] = (ks, [h[0] for h in hard], [h[1] for h in hard], fmt)
-        series[f"{labels} labels, normal"] = (ks, [n[0] for n in normal], [n[1] for n in normal], fmt[0] + ":")
-        for k, (hm, hse), (nm, _) in zip(ks, hard, normal, strict=True):
+    rows = []
+    for labels in ("coarse", "fine"):
+        for k in sweep.ks(labels):
+            (hm, hse), nm = mean_se(summary[(labels, k)]["hard_margin"]), np.mean(summary[(labels, k)]["normal_margin"])
             rows.append([labels, k, f"{nm:.2f}", f"{hm:.3f} ± {hse:.3f}", f"{k * hm / nm:.3f}",
                          f"{np.mean(summary[(labels, k)]['rho_half']):.3f}"])
-    return series, rows
+    return rows
 
 
 def hierarchy_table(hier: dict[str, HierarchyRun], rhos) -> list[list]:
@@ -857,3 +862,68 @@ def hierarchy_table(hier: dict[str, HierarchyRun], rhos) -> list[list]:
         rows.append([name, h.G, f"{m:.3f} ± {se:.3f}", f"{h.hard_margin.mean():.2f}", f"{h.normal_acc.mean():.3f}",
                      f"{h.purity.mean():.2f}", f"{h.leaf_purity.mean():.2f}"])
     return rows
+
+
+# ---- figures -------------------------------------------------------------------------------------------------------
+def dynamics_figure(sweep: Sweep, model: PatchModel, k: int = 8):
+    """A*_common and A*_sub against t (mean over replicas with their range) for coarse and fine labels at one k, with
+    the phase times T0 and T11, and the coarse run's growth ratio since initialisation against 1/k."""
+    panels = []
+    for labels in ("coarse", "fine"):
+        r = sweep.runs[(labels, k)]
+        phases = r.phase_times(model.d(k), model.lam)
+        panels.append(Panel(
+            [Curve(r.steps[1:], replica_curves(r.A_common)[1:], "common feature", color="C0"),
+             Curve(r.steps[1:], replica_curves(r.A_sub)[1:], "subclass features", color="C1")],
+            title=f"{labels} labels, k = {k}", xlabel="t", ylabel=r"$A^*$ (mean over the set, both classes)",
+            xscale="log", guides=[Guide(max(phases["T0"], 1), "T0 (F = 1/d)", axis="v", style=":"),
+                                  Guide(phases["T11"], "T11 (F = ln λ)", axis="v", style="-.")]))
+    coarse = sweep.runs[("coarse", k)]
+    panels.append(Panel([Curve(coarse.steps[1:], replica_curves(coarse.ratio_curve())[1:], "measured", color="C0")],
+                        title=f"coarse, k = {k}: growth ratio since init", xlabel="t",
+                        ylabel=r"$\Delta A^*_{sub}/\Delta A^*_{common}$", xscale="log", guides=[Guide(1 / k, "1/k")]))
+    return plot_panels(panels, width=3.6, height=3.2)
+
+
+def logtime_figure(lt: LogTime, k: int):
+    """The own-class output F_y on normal samples against t (exact and Bernoulli counts), and e^F + F, which the
+    logarithmic-time law makes linear in t."""
+    t = lt.runs["exact"].steps[1:]
+    exact = lt.F_class["exact"]
+    return plot_panels([
+        Panel([Curve(t, lt.F_class["exact"].mean(-1)[1:], "exact counts", color="C0"),
+               Curve(t, lt.F_class["bernoulli"].mean(-1)[1:], "Bernoulli counts", color="C3")],
+              title=f"coarse, k = {k}: own-class output on normal samples", xlabel="t", ylabel="$F_y$", xscale="log"),
+        Panel([Curve(t, (torch.exp(exact) + exact).flatten(1)[1:], "measured", color="C0")],
+              title=r"exact counts: $e^F+F$ is linear in $t$", xlabel="t", ylabel=r"$e^{F}+F$ (per class and seed)",
+              xscale="log"),
+    ], width=3.6, height=3.2)
+
+
+def margins_figure(sweep: Sweep, summary: dict):
+    """The hard and normal test margins against k (mean ± se over replicas) for coarse and fine labels, with a 1/k
+    line through the coarse hard margin at k = 8."""
+    from feature_learning.measure.statistics import mean_se
+
+    curves = []
+    for labels, fmt in (("coarse", "o-"), ("fine", "s-")):
+        ks = sweep.ks(labels)
+        for kind, style in (("hard", fmt), ("normal", fmt[0] + ":")):
+            stats = [mean_se(summary[(labels, k)][f"{kind}_margin"]) for k in ks]
+            curves.append(Curve(ks, [m for m, _ in stats], f"{labels} labels, {kind}", style,
+                                yerr=[se for _, se in stats]))
+    ks_c = np.array(sweep.ks("coarse"), dtype=float)
+    reference = summary[("coarse", 8)]["hard_margin"].mean() * 8 / ks_c
+    curves.append(Curve(ks_c, reference, "∝ 1/k", ":", color="gray", kwargs={"lw": 0.8}))
+    return plot_panels([Panel(curves, title="margin F_y - F_y' on test samples", xlabel="k (subclasses per class)",
+                              ylabel="margin", xscale="log", yscale="log")], width=3.9, height=3.3)
+
+
+def robustness_figure(sweep: Sweep, sw: SweepSizes):
+    """Hard-sample accuracy against the distractor strength rho (mean over replicas with their range), coarse
+    against fine labels (merged to the coarse classes), one panel per fine k of the sweep, with chance 1/2."""
+    rhos = np.array(sw.rhos)
+    return plot_panels([Panel([Curve(rhos, hard_acc_curves(sweep, "coarse", k), "coarse labels", color="C0"),
+                               Curve(rhos, hard_acc_curves(sweep, "fine", k), "fine labels (merged)", color="C1")],
+                              title=f"k = {k}", xlabel=r"distractor $\rho$", ylabel="hard-sample accuracy",
+                              guides=[Guide(0.5, "1/2")]) for k in sw.fine_ks], width=3.6, height=3.2, sharey=True)

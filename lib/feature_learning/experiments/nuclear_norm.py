@@ -36,7 +36,7 @@ from feature_learning.measure.metrics import argmax_accuracy
 from feature_learning.measure.rank import nuclear_norm, stable_rank
 from feature_learning.models.two_layer import init_torch_default
 from feature_learning.plotting.boundaries import linear_boundaries_2d
-from feature_learning.plotting.curves import errorbar_panels, grouped_bars
+from feature_learning.plotting.curves import Curve, Guide, Panel, grouped_bars, plot_panels
 from feature_learning.theory import nuclear_norm as theory
 from feature_learning.training.convex import keep_top_k, logistic_ridge_newton, soft_threshold
 from feature_learning.training.loop import OptimConfig, train
@@ -532,20 +532,20 @@ def plot_population(pop: Population):
     p = pop.sizes
     lams = [o.lam for o in pop.optima]
     gaps = [s.gap for s in pop.sweep]
-    return errorbar_panels([
-        {"title": f"ERM-l2 optimum, r={p.r}, d={p.d}, gamma={p.gamma}", "xlabel": r"$\lambda$", "xlog": True,
-         "ylabel": "weight", "series": {r"$\alpha$ (invariant)": (lams, [o.alpha for o in pop.optima], None, "o-"),
-                                        r"$\beta$ (environmental)": (lams, [o.beta for o in pop.optima], None, "s-")},
-         "hlines": {r"$1/\sqrt{r}$": (1 / math.sqrt(p.r), "--")}},
-        {"title": r"$\alpha/\beta$ against Lemma 6.1(3)", "xlabel": r"$\lambda$", "xlog": True, "ylabel": "ratio",
-         "series": {r"$\alpha/\beta$": (lams, [o.ratio for o in pop.optima], None, "o-")},
-         "hlines": {r"$3/(4\gamma)$ (Lemma 6.1)": (3 / (4 * p.gamma), "--"),
-                    r"$1/(2\gamma)$ (large-d heuristic)": (1 / (2 * p.gamma), ":")}, "ylim": (0.9, 1.8)},
-        {"title": f"OOD accuracy of ERM-l2, r={p.sweep_r}, lambda={p.sweep_lambda}", "xlabel": "d - r",
-         "ylabel": "OOD accuracy", "series": {"Monte Carlo": (gaps, [s.ood_accuracy for s in pop.sweep], None, "o-"),
-                                              "CLT": (gaps, [s.clt for s in pop.sweep], None, "x--")},
-         "vlines": {r"$r/\gamma^2$ (Prop. 6.3)": (p.sweep_r / p.gamma**2, "--")}},
-    ])
+    return plot_panels([
+        Panel([Curve(lams, [o.alpha for o in pop.optima], r"$\alpha$ (invariant)", "o-"),
+               Curve(lams, [o.beta for o in pop.optima], r"$\beta$ (environmental)", "s-")],
+              title=f"ERM-l2 optimum, r={p.r}, d={p.d}, gamma={p.gamma}", xlabel=r"$\lambda$", ylabel="weight",
+              xscale="log", guides=[Guide(1 / math.sqrt(p.r), r"$1/\sqrt{r}$", style="--")]),
+        Panel([Curve(lams, [o.ratio for o in pop.optima], r"$\alpha/\beta$", "o-")],
+              title=r"$\alpha/\beta$ against Lemma 6.1(3)", xlabel=r"$\lambda$", ylabel="ratio", xscale="log",
+              guides=[Guide(3 / (4 * p.gamma), r"$3/(4\gamma)$ (Lemma 6.1)", style="--"),
+                      Guide(1 / (2 * p.gamma), r"$1/(2\gamma)$ (large-d heuristic)", style=":")], ylim=(0.9, 1.8)),
+        Panel([Curve(gaps, [s.ood_accuracy for s in pop.sweep], "Monte Carlo", "o-"),
+               Curve(gaps, [s.clt for s in pop.sweep], "CLT", "x--")],
+              title=f"OOD accuracy of ERM-l2, r={p.sweep_r}, lambda={p.sweep_lambda}", xlabel="d - r",
+              ylabel="OOD accuracy", guides=[Guide(p.sweep_r / p.gamma**2, r"$r/\gamma^2$ (Prop. 6.3)", axis="v")]),
+    ], height=3.2)
 
 
 def plot_finite_sample(fs: FiniteSample):
@@ -553,18 +553,16 @@ def plot_finite_sample(fs: FiniteSample):
     on a twin axis and the ERM-l2 / IHT levels as guides."""
     f = fs.sizes
     big, small = fs.nu(f.nu_batch), fs.nu(f.nu_small_batch)
-    return errorbar_panels([{
-        "title": f"ERM-NU on the linear model, r={f.r}, d={f.d}, n={f.n}", "xlabel": r"$\lambda$", "xlog": True,
-        "ylabel": "OOD accuracy", "ylim": (-0.05, 1.05), "legend": "center left",
-        "series": {f"OOD acc, batch {f.nu_batch} > d": ([m.lam for m in big], [m.ood_accuracy for m in big], None,
-                                                        "o-"),
-                   f"OOD acc, batch {f.nu_small_batch} < d": ([m.lam for m in small],
-                                                              [m.ood_accuracy for m in small], None, "s-")},
-        "hlines": {"ERM-l2": (fs.get("ERM-l2").ood_accuracy, ":")},
-        "twin": {"ylabel": "stable rank of OOD features",
-                 "series": {f"stable rank, batch {f.nu_batch}": ([m.lam for m in big], [m.stable_rank for m in big],
-                                                                 None, "C2^--")}},
-    }], width=6.0, height=3.6)
+    return plot_panels([Panel(
+        [Curve([m.lam for m in big], [m.ood_accuracy for m in big], f"OOD acc, batch {f.nu_batch} > d", "o-"),
+         Curve([m.lam for m in small], [m.ood_accuracy for m in small], f"OOD acc, batch {f.nu_small_batch} < d",
+               "s-")],
+        title=f"ERM-NU on the linear model, r={f.r}, d={f.d}, n={f.n}", xlabel=r"$\lambda$", ylabel="OOD accuracy",
+        xscale="log", ylim=(-0.05, 1.05), legend="center left",
+        guides=[Guide(fs.get("ERM-l2").ood_accuracy, "ERM-l2", style=":")],
+        twin=[Curve([m.lam for m in big], [m.stable_rank for m in big], f"stable rank, batch {f.nu_batch}", "C2^--")],
+        twin_ylabel="stable rank of OOD features",
+    )], width=6.0, height=3.6)
 
 
 def plot_toy(toy: Toy, run: Run, n: int = 800):
@@ -584,18 +582,14 @@ def plot_analogues(analogues: list[Analogue]):
     panels = []
     for a in analogues:
         lams = list(a.lambdas)
-        n = a.ood_accuracy.shape[1]
-        se = a.ood_accuracy.std(1) / math.sqrt(n)
-        panels.append({"title": f"{a.name}: ERM-NU against lambda", "xlabel": r"$\lambda$", "symlog": 1e-3,
-                       "ylabel": "accuracy", "ylim": (0, 1.05), "legend": "lower left",
-                       "series": {"OOD accuracy": (lams, a.ood_accuracy.mean(1), se, "o-"),
-                                  "ID accuracy": (lams, a.id_accuracy.mean(1), a.id_accuracy.std(1) / math.sqrt(n),
-                                                  "s:")},
-                       "hlines": {"chance": (a.chance, "--")},
-                       "twin": {"ylabel": "stable rank (OOD features)",
-                                "series": {"stable rank": (lams, a.stable_rank.mean(1),
-                                                           a.stable_rank.std(1) / math.sqrt(n), "C2^--")}}})
-    return errorbar_panels(panels, width=4.6, height=3.4)
+        panels.append(Panel(  # (L, S) over seeds: the mean with error bars of one standard error
+            [Curve(lams, a.ood_accuracy, "OOD accuracy", "o-", spread="se"),
+             Curve(lams, a.id_accuracy, "ID accuracy", "s:", spread="se")],
+            title=f"{a.name}: ERM-NU against lambda", xlabel=r"$\lambda$", ylabel="accuracy", xscale="symlog",
+            linthresh=1e-3, ylim=(0, 1.05), legend="lower left", guides=[Guide(a.chance, "chance")],
+            twin=[Curve(lams, a.stable_rank, "stable rank", "C2^--", spread="se")],
+            twin_ylabel="stable rank (OOD features)"))
+    return plot_panels(panels, width=4.6, height=3.4)
 
 
 def plot_erm_vs_nu(analogues: list[Analogue], lam: float):
