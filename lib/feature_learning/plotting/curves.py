@@ -83,27 +83,27 @@ class Panel:
     image: object = None
 
 
-def draw_curve(ax, curve: Curve) -> None:
-    """Draw one :class:`Curve` into ``ax``."""
+def draw_curve(ax, curve: Curve):
+    """Draw one :class:`Curve` into ``ax``; returns its legend handle."""
     x, y = to_numpy(curve.x), to_numpy(curve.y)
     y = np.full(len(x), float(y)) if y.ndim == 0 else y
     kwargs = {"label": curve.label, **({"color": curve.color} if curve.color is not None else {}), **curve.kwargs}
     seeds = y.shape[1] if y.ndim == 2 else 1
     if seeds > 1 and curve.yerr is None and curve.spread == "lines":
-        for j in range(seeds):
-            ax.plot(x, y[:, j], curve.style, **{"lw": 0.8, "alpha": 0.6, **kwargs, "label": curve.label if j == 0
-                                               else None})
-        return
+        lines = [ax.plot(x, y[:, j], curve.style, **{"lw": 0.8, "alpha": 0.6, **kwargs,
+                                                     "label": curve.label if j == 0 else None})[0]
+                 for j in range(seeds)]
+        return lines[0]
     yerr = None if curve.yerr is None else to_numpy(curve.yerr)
     if seeds > 1 and yerr is None and curve.spread in ("sd", "se"):
         yerr = y.std(1, ddof=1) / (np.sqrt(seeds) if curve.spread == "se" else 1.0)
     mean = y.mean(1) if y.ndim == 2 else y
     if yerr is not None:
-        ax.errorbar(x, mean, yerr=yerr, fmt=curve.style, capsize=2.5, elinewidth=0.8, **{"ms": 4, **kwargs})
-        return
+        return ax.errorbar(x, mean, yerr=yerr, fmt=curve.style, capsize=2.5, elinewidth=0.8, **{"ms": 4, **kwargs})
     (line,) = ax.plot(x, mean, curve.style, **{"ms": 4, **kwargs})
     if seeds > 1:
         ax.fill_between(x, y.min(1), y.max(1), color=line.get_color(), alpha=SEED_BAND_ALPHA)
+    return line
 
 
 def draw_panel(ax, panel: Panel) -> None:
@@ -113,21 +113,17 @@ def draw_panel(ax, panel: Panel) -> None:
         bound = float(np.abs(image).max()) or 1.0
         shown = ax.imshow(image, cmap="RdBu_r", vmin=-bound, vmax=bound)
         ax.figure.colorbar(shown, ax=ax, fraction=0.046)
-    for curve in panel.curves:
-        draw_curve(ax, curve)
+    handles = [draw_curve(ax, curve) for curve in panel.curves]  # the legend lists curves, guides, twin curves
     for guide in panel.guides:
         draw = ax.axhline if guide.axis == "h" else ax.axvline
-        draw(guide.value, ls=guide.style, color=guide.color, lw=0.9, label=guide.label)
+        handles.append(draw(guide.value, ls=guide.style, color=guide.color, lw=0.9, label=guide.label))
         if guide.half_width:
             span = ax.axhspan if guide.axis == "h" else ax.axvspan
             span(guide.value - guide.half_width, guide.value + guide.half_width, color=guide.color, alpha=0.15)
-    axes = [ax]
     if panel.twin:
         twin = ax.twinx()
-        for curve in panel.twin:
-            draw_curve(twin, curve)
+        handles += [draw_curve(twin, curve) for curve in panel.twin]
         twin.set_ylabel(panel.twin_ylabel)
-        axes.append(twin)
     if panel.xscale == "symlog":
         ax.set_xscale("symlog", linthresh=panel.linthresh)
     elif panel.xscale != "linear":
@@ -145,8 +141,7 @@ def draw_panel(ax, panel: Panel) -> None:
     ax.set_title(panel.title, fontsize=9)
     ax.set_xlabel(panel.xlabel)
     ax.set_ylabel(panel.ylabel)
-    handles = [h for a in axes for h, label in zip(*a.get_legend_handles_labels(), strict=True)
-               if label and not label.startswith("_")]
+    handles = [h for h in handles if h.get_label() and not h.get_label().startswith("_")]
     if panel.legend is not None and handles:
         ax.legend(handles=handles, fontsize=panel.legend_size, loc=panel.legend)
 
