@@ -40,6 +40,7 @@ def position_rows(ax, rows, marker: int | None = None, *, ylabel: str = "layer",
     if marker is not None:
         ax.axvline(int(marker), color="red", ls="--", lw=1, label=marker_label)
         ax.legend(loc="lower left", fontsize=8)
-    ax.set(xlabel="position", ylabel=ylabel, title=title, yticks=range(1, rows.shape[0] + 1))
+    ax.set(xlabel="position", ylabel=ylabel, yticks=range(1, rows.shape[0] + 1))
+    ax.set_title(title, fontsize=9)  # as the panels of plot_panels beside it
     ax.figure.colorbar(image, ax=ax)
     return image
