@@ -143,8 +143,13 @@ def test_small_runs_of_the_experiments():
     assert skew.final.W.shape == (4, 8, 2) and torch.equal(skew.final.W[0, 4:], torch.zeros(4, 2, dtype=D))
     assert skew.frob[-1, 0] > skew.frob[0, 0] and 0 <= skew.clean_gap <= math.pi
 
-    four = experiment.four_neuron_run(dataclasses.replace(experiment.CI.four, epochs=200, lemma_width=6,
-                                                          lemma_seeds=2), run)
+    four = experiment.four_neuron_run(dataclasses.replace(experiment.CI.four, epochs=200, lemma_epochs=400,
+                                                          lemma_width=6, lemma_seeds=2), run)
+    stopped = experiment.four_neuron_run(dataclasses.replace(experiment.CI.four, epochs=200, lemma_epochs=200,
+                                                             lemma_width=6, lemma_seeds=2), run)
+    assert torch.equal(stopped.scales, four.scales) and not torch.equal(stopped.amplitudes, four.amplitudes)
+    with pytest.raises(ValueError, match="lemma_epochs"):
+        experiment.four_neuron_run(dataclasses.replace(experiment.CI.four, epochs=200, lemma_epochs=100), run)
     assert four.scales.shape == (len(four.epochs), 3, 4) and four.amplitudes.shape == (2, 4)
     assert four.growth12 == pytest.approx(four.growth_pred, rel=1e-3)  # 12 steps at eta = 4 from 1e-4
     assert isinstance(four.init, TwoLayerNet) and four.init.W.shape == (5, 6, 2)
