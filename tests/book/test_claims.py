@@ -11,7 +11,7 @@ from feature_learning.book.claims import (
     headline,
     load_ledgers,
 )
-from feature_learning.book.seeds import summarize
+from feature_learning.book.seeds import near_bounds, summarize
 from feature_learning.book.sphinx_report import report_nodes
 
 R, D, C = "reproduction", "derivation", "consistency"
@@ -139,6 +139,22 @@ def test_seed_summary_counts_each_claims_seeds_and_crashed_runs():
     assert summary["chapters"]["demo"]["runs_failed"] == {"3": "boom"}
     assert summary["chapters"]["demo"]["claims"]["x"]["failing_seeds"] == [3] and not summary["all_hold"]
     assert summarize([_record(0, STATUS_PASS), _record(1, STATUS_PASS)])["all_hold"]
+
+
+def test_near_bounds_lists_passing_claims_within_noise_of_their_bound():
+    def record(seed, margins):
+        claims = [{"id": cid, "kind": R, "statement": "s", "status": STATUS_PASS, "measured": 0.0, "margin": m}
+                  for cid, m in margins.items()]
+        return {"chapter": "demo", "profile": "ci", "seed": seed, "ok": True, "error": None,
+                "ledger": {"claims": claims}}
+
+    # "near": margins 0.1, 0.5, 0.9 (mean 0.5, sd 0.4: z 1.25); "far": 10 +- 0.1; "exact": constant; "cond": none
+    margins = [{"near": m, "far": 10 + d, "exact": 1.0, "cond": None} for m, d in ((0.1, -0.1), (0.5, 0), (0.9, 0.1))]
+    summary = summarize([record(seed, m) for seed, m in enumerate(margins)])
+    ((z, chapter, cid, values),) = near_bounds(summary)
+    assert (chapter, cid, values) == ("demo", "near", [0.1, 0.5, 0.9]) and z == pytest.approx(1.25)
+    assert [row[2] for row in near_bounds(summary, z=200)] == ["near", "far"]
+    assert near_bounds(summarize([record(seed, m) for seed, m in enumerate(margins[:2])])) == []  # two seeds
 
 
 def test_report_lists_claims_failing_some_seed():
