@@ -152,8 +152,9 @@ def near_bounds(summary: dict, z: float = 2.5) -> list[tuple[float, str, str, li
                     or not all(isinstance(m, (int, float)) and not isinstance(m, bool) for m in margins)):
                 continue
             sd = statistics.stdev(margins)
-            if sd > 0 and statistics.mean(margins) / sd < z:
-                rows.append((statistics.mean(margins) / sd, name, cid, margins))
+            z_claim = statistics.mean(margins) / sd if sd > 0 else float("inf")
+            if z_claim < z:
+                rows.append((z_claim, name, cid, margins))
     return sorted(rows)
 
 

@@ -325,7 +325,7 @@ def figure_risks(exp: ReluVsLinear) -> Figure:
     """Figs. 3a-c and 8 redrawn: one row per network."""
     def panel(title, curves, ylim=None):
         return Panel([Curve(exp.time, values, label) for label, values in curves.items()], title, SOURCE_TIME,
-                     ylim=ylim, legend_size=7)
+                     ylim=ylim)
 
     rows = []
     for name, r in (("ReLU", exp.relu), ("linear", exp.linear)):
@@ -597,7 +597,7 @@ def figure_regression(dist: Distillation) -> Figure:
     """Fig. 9 redrawn: ID and OOD regression error of the ReLU and the linear student (log scale)."""
     panels = [Panel([Curve(dist.time, r.history["id_mse"], "ID error"),
                      Curve(dist.time, r.history["ood_mse"], "OOD error")],
-                    f"{name} student", SOURCE_TIME, yscale="log", legend_size=7)
+                    f"{name} student", SOURCE_TIME, yscale="log")
               for name, r in (("ReLU", dist.relu), ("linear", dist.linear))]
     return plot_panels(panels, width=5.0, height=3.3)
 

@@ -367,8 +367,7 @@ def plot_figure_81(result: Figure81):
     the source's bound -t/kappa and the tight 2t ln(1 - 1/kappa) at the mean kappa of the plotted prompts."""
     ts = result.ts
     thick = {"lw": 1.2}
-    panels = [Panel([Curve(ts, p.exact, "exact (eigenbasis)", color="C0", spread="lines",
-                           kwargs={"lw": 0.8, "alpha": 0.6}),
+    panels = [Panel([Curve(ts, p.exact, "exact (eigenbasis)", color="C0", spread="lines"),
                      Curve(ts, p.iterated.mean(1), "looped transformer, mean", "k:", kwargs=thick),
                      Curve(ts, -ts / p.kappa.mean(), r"source bound $-t/\bar\kappa$", "C3--", kwargs=thick),
                      Curve(ts, 2 * ts * torch.log1p(-1 / p.kappa.mean()), r"tight $2t\ln(1-1/\bar\kappa)$", "C2-.",

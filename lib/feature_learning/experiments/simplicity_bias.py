@@ -229,6 +229,11 @@ class FourNeuronResult:
     seconds: float = 0.0
 
 
+def _relative_spread(values: torch.Tensor) -> float:
+    """max / min - 1 along the last axis, the largest over the leading (replica) axes."""
+    return float((values.max(-1).values / values.min(-1).values - 1).max())
+
+
 def four_neuron_run(size: FourNeuronSizes, run: Run) -> FourNeuronResult:
     """The three four-neuron inits of Figs. 1, 6, 7 and ``lemma_seeds`` balanced isotropic networks of width
     ``lemma_width`` (scale 1e-4) on Assumption 5.1 data, one batch, the source's schedule for ``epochs`` steps; the
@@ -279,11 +284,10 @@ def four_neuron_run(size: FourNeuronSizes, run: Run) -> FourNeuronResult:
         labels=list(FOUR_NEURON_INITS) + [f"m={width}, seed {i}" for i in range(size.lemma_seeds)],
         epochs=epochs, scales=scales, angles=angles, margin_epochs=epochs[::every], margins=margins,
         final_loss=hist["loss"][-1], growth12=growth12, growth_pred=(1 + 4 * lam) ** 12,
-        scale_spread=float((final.max(-1).values / final.min(-1).values - 1).max()), final_scale=float(final.mean()),
+        scale_spread=_relative_spread(final), final_scale=float(final.mean()),
         max_angle=float(angles.abs().max()), gamma_four=float(gamma[:n_four].min()),
         gamma_lemma=float(gamma[n_four:].min()), lemma_mass=float(lemma_mass.min()), amplitudes=U2,
-        amplitude_spread=float((U2.max(-1).values / U2.min(-1).values - 1).max()),
-        amplitude_spread_end=float((U2_end.max(-1).values / U2_end.min(-1).values - 1).max()))
+        amplitude_spread=_relative_spread(U2), amplitude_spread_end=_relative_spread(U2_end))
 
 
 def margin_figure(result: FourNeuronResult):
