@@ -12,7 +12,8 @@ ROOT = Path(feature_learning.__file__).resolve().parent
 
 # Lowest first. A module takes the layer of the longest prefix that names it.
 #   0  the package root, the book machinery (profiles, claims, display, Sphinx) and the pure functions of tensors
-#      shared by training and measurement (losses, metrics), which import nothing from the package;
+#      shared by training and measurement (losses, metrics) and the claims' statistics (estimates, nulls, standard
+#      errors), which import nothing from the package;
 #   1  data models;  2  models;  3  inference (generation with the models);  4  training loops;
 #   5  measurements;  6  theory (closed forms, which may evaluate models and data);  7  plotting;
 #   8  experiments (one module per chapter: sizes, recipes, runs).
@@ -21,6 +22,7 @@ LAYERS = {
     "feature_learning.book": 0,
     "feature_learning.training.losses": 0,
     "feature_learning.measure.metrics": 0,
+    "feature_learning.measure.statistics": 0,
     "feature_learning.data": 1,
     "feature_learning.models": 2,
     "feature_learning.inference": 3,
@@ -30,7 +32,7 @@ LAYERS = {
     "feature_learning.plotting": 7,
     "feature_learning.experiments": 8,
 }
-PURE = {"feature_learning.training.losses", "feature_learning.measure.metrics"}  # import nothing from the package
+PURE = {"feature_learning.training.losses", "feature_learning.measure.metrics", "feature_learning.measure.statistics"}  # import nothing from the package
 
 # Upward imports that only re-export a moved function from a module the chapter ports will delete (with its
 # notebook import). Remove an entry when its module goes; the test fails while an entry is stale.

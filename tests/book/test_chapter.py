@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from feature_learning.book import chapter as chapter_module
-from feature_learning.book.claims import ClaimFailed
+from feature_learning.book.claims import ClaimFailed, Null
 from feature_learning.book.profiles import ParameterError
 
 
@@ -63,10 +63,12 @@ def test_glue_names_carry_the_prefix_and_timed_glues_seconds(glued, tmp_path, mo
     ch.glue_values({"a": 1, "b": 2.5})
     with ch.timed("step"):
         pass
-    ch.ledger.at_least("x", "x is large", "Thm 1", kind="reproduction", measured=2.0, bound=1.0)
-    assert "<td style='text-align:left'>x</td>" in ch.checks()._repr_html_()
+    ch.ledger.at_least("x", "x is large", "Thm 1", kind="reproduction", measured=2.0, bound=1.0,
+                       null=Null(0.0, "untrained"))
+    ch.ledger.source("thm1", "Thm 1", "x is large", "reproduced", ["x"])
+    assert "<code>x</code>" in ch.checks()._repr_html_()
     assert "<td" not in ch.checks()._repr_html_().split("<tbody>")[1]  # nothing new since the last call
-    ch.close()
+    assert "1 of 1 source results reproduced" in ch.close()._repr_html_()
     assert glued["tc_a"] == 1 and glued["tc_b"] == 2.5 and glued["tc_step_seconds"] >= 0
     assert glued["tc_profile"] == "ci" and "tc_chapter_seconds" in glued
     assert (tmp_path / "test_chapter.json").exists()
@@ -94,4 +96,4 @@ def test_markdown_table_formats_numbers_and_escapes_pipes():
     from feature_learning.book.display import markdown_table
 
     text = markdown_table(["a", "b"], [["x|y", 0.123456], [3, 1234567.0]])
-    assert text.splitlines() == ["| a | b |", "| --- | --- |", "| x\\|y | 0.1235 |", "| 3 | 1.235e+06 |"]
+    assert text.splitlines() == ["| a | b |", "| --- | --- |", "| x\\|y | 0.1235 |", "| 3 | 1.235e6 |"]

@@ -3,35 +3,53 @@ import json
 import pytest
 
 from feature_learning.book.claims import (
+    STATUS_FAIL,
+    STATUS_INCONCLUSIVE,
+    STATUS_NO_NULL,
     STATUS_NOISE,
     STATUS_NOT_REPRODUCED,
+    STATUS_NOT_TESTABLE,
+    STATUS_NULL_PASSES,
     STATUS_PASS,
+    STATUS_UNEXPECTED_PASS,
     ClaimFailed,
     ClaimLedger,
+    Null,
+    claims_html,
+    format_value,
     headline,
     load_ledgers,
+    source_headline,
 )
 from feature_learning.book.seeds import near_bounds, summarize
 from feature_learning.book.sphinx_report import report_nodes
+from feature_learning.measure.statistics import Estimate
 
-R, D, C = "reproduction", "derivation", "consistency"
+R, V, P, D, C = "reproduction", "verification", "prediction", "derivation", "consistency"
+CHANCE = Null(0.5, "chance")
 
 
 def ledger():
     return ClaimLedger("demo", "Demo chapter", profile="ci", seed=0)
 
 
-def test_passing_ledger_is_written_as_json_with_kinds(tmp_path):
+def test_passing_ledger_is_written_as_json_with_kinds_nulls_and_sources(tmp_path):
     led = ledger()
     led.close_to("c1", "a constant", "Thm 1", kind=D, source_value=1.0, measured=1.0 + 1e-13, atol=1e-12)
-    led.at_least("c2", "an accuracy", "Fig 2", kind=R, measured=0.97, bound=0.95, source_value="about 1")
-    led.finish(tmp_path)
+    led.at_least("c2", "an accuracy", "Fig 2", kind=R, measured=0.97, bound=0.95, source_value="about 1", null=CHANCE)
+    led.source("fig2", "Fig 2", "the network learns", "reproduced", ["c2"])
+    shown = led.finish(tmp_path)
     data = json.loads((tmp_path / "demo.json").read_text())
     assert [c["status"] for c in data["claims"]] == [STATUS_PASS, STATUS_PASS]
     assert [c["kind"] for c in data["claims"]] == [D, R]
+    assert data["claims"][1]["null"] == 0.5 and data["claims"][1]["null_model"] == "chance"
+    assert data["claims"][1]["null_passed"] is False
+    assert data["sources"] == [{"id": "fig2", "where": "Fig 2", "what": "the network learns", "status": "reproduced",
+                                "claims": ["c2"], "note": None, "analogue": None}]
     assert data["profile"] == "ci" and data["chapter"] == "demo"
     html = led._repr_html_()
-    assert "<table>" in html and "<th style='text-align:left'>kind</th>" in html
+    assert "<table class='claims-table'>" in html and "<th>kind</th>" in html and "claim-badge claim-pass" in html
+    assert "1 of 1 source results reproduced" in shown._repr_html_()
 
 
 def test_every_claim_needs_a_known_kind():
@@ -42,9 +60,36 @@ def test_every_claim_needs_a_known_kind():
         led.at_least("b", "s", "w", kind="empirical", measured=1, bound=0)
 
 
+def test_a_reproduction_needs_a_null_that_fails_its_test():
+    led = ledger()
+    assert led.at_least("none", "s", "w", kind=R, measured=0.9, bound=0.8).status == STATUS_NO_NULL
+    assert led.at_least("weak", "s", "w", kind=R, measured=0.9, bound=0.4, null=CHANCE).status == STATUS_NULL_PASSES
+    assert led.at_most("ok", "s", "w", kind=R, measured=0.1, bound=0.4, null=CHANCE).status == STATUS_PASS
+    assert led.close_to("near", "s", "w", kind=R, source_value=0.55, measured=0.55, atol=0.1,
+                        null=CHANCE).status == STATUS_NULL_PASSES
+    cond = led.holds("cond", "s", "w", kind=R, measured="x", condition=True, relation="r",
+                     null=Null("y", "prior", passes=True))
+    assert cond.status == STATUS_NULL_PASSES
+    with pytest.raises(ValueError, match="passes"):
+        led.holds("cond2", "s", "w", kind=R, measured="x", condition=True, relation="r", null=Null("y", "prior"))
+    with pytest.raises(TypeError, match="Null"):
+        led.at_least("raw", "s", "w", kind=R, measured=1, bound=0, null=0.5)
+    # verifications, derivations and consistency checks need no null
+    assert led.at_least("v", "s", "w", kind=V, measured=1, bound=0).status == STATUS_PASS
+    assert {c.id for c in led.failed} == {"none", "weak", "near", "cond"}
+
+
+def test_a_result_object_carries_value_se_and_null():
+    led = ledger()
+    est = Estimate.of([0.8, 0.9, 1.0], null=Null(0.1, "untrained network"))
+    claim = led.at_least("e", "s", "w", kind=R, measured=est, bound=0.5)
+    assert claim.measured == pytest.approx(0.9) and claim.se == pytest.approx(0.0577, abs=1e-4)
+    assert claim.null == 0.1 and claim.status == STATUS_PASS
+
+
 def test_failed_claim_raises_after_writing(tmp_path):
     led = ledger()
-    led.at_most("c1", "never above the bound", "Thm 1", kind=R, measured=1.1, bound=1.0)
+    led.at_most("c1", "never above the bound", "Thm 1", kind=V, measured=1.1, bound=1.0)
     with pytest.raises(ClaimFailed, match="c1"):
         led.finish(tmp_path)
     assert (tmp_path / "demo.json").exists()
@@ -52,93 +97,177 @@ def test_failed_claim_raises_after_writing(tmp_path):
 
 def test_close_to_relative_tolerance():
     led = ledger()
-    assert led.close_to("a", "s", "w", kind=R, source_value=100.0, measured=104.0, rtol=0.05).passed
-    assert not led.close_to("b", "s", "w", kind=R, source_value=100.0, measured=106.0, rtol=0.05).passed
+    assert led.close_to("a", "s", "w", kind=V, source_value=100.0, measured=104.0, rtol=0.05).passed
+    assert not led.close_to("b", "s", "w", kind=V, source_value=100.0, measured=106.0, rtol=0.05).passed
 
 
 def test_nan_never_passes():
     led = ledger()
-    assert not led.at_least("a", "s", "w", kind=R, measured=float("nan"), bound=0.0).passed
-    assert not led.at_most("b", "s", "w", kind=R, measured=float("nan"), bound=0.0).passed
+    assert not led.at_least("a", "s", "w", kind=V, measured=float("nan"), bound=0.0).passed
+    assert not led.at_most("b", "s", "w", kind=V, measured=float("nan"), bound=0.0).passed
 
 
 def test_a_verdict_within_two_standard_errors_of_its_bound_fails_on_either_side():
     led = ledger()
-    clear = led.at_least("clear", "s", "w", kind=R, measured=0.95, bound=0.9, se=0.01)
-    above = led.at_least("above", "s", "w", kind=R, measured=0.91, bound=0.9, se=0.01)
-    below = led.at_most("below", "s", "w", kind=R, measured=0.95, bound=0.96, se=0.01,
-                        known_failure="a documented failure on its threshold is no finding either")
-    close = led.close_to("close", "s", "w", kind=R, source_value=1.0, measured=1.09, atol=0.1, se=0.01)
-    assert clear.status == STATUS_PASS and "se 0.0100" in clear.relation
+    clear = led.at_least("clear", "s", "w", kind=V, measured=0.95, bound=0.9, se=0.01)
+    above = led.at_least("above", "s", "w", kind=V, measured=0.91, bound=0.9, se=0.01)
+    below = led.at_most("below", "s", "w", kind=R, measured=0.95, bound=0.96, se=0.01, null=Null(1.0, "prior"),
+                        not_reproduced="a documented failure on its threshold is no finding either")
+    close = led.close_to("close", "s", "w", kind=V, source_value=1.0, measured=1.09, atol=0.1, se=0.01)
+    assert clear.status == STATUS_PASS and clear.noise_distance == pytest.approx(5.0)
     assert above.status == below.status == close.status == STATUS_NOISE
     assert {c.id for c in led.failed} == {"above", "below", "close"}
     with pytest.raises(ValueError, match="se must be"):
-        led.at_least("neg", "s", "w", kind=R, measured=1, bound=0, se=-1.0)
+        led.at_least("neg", "s", "w", kind=V, measured=1, bound=0, se=-1.0)
+
+
+def test_the_noise_guard_reads_as_a_distance_in_the_table():
+    led = ledger()
+    led.at_least("clear", "s", "w", kind=V, measured=0.95, bound=0.9, se=0.01)
+    html = claims_html(led.to_json()["claims"])
+    assert "5.0 se from its bound" in html and "fails within" not in html
 
 
 def test_documented_failure_is_reported_not_raised_and_unexpected_pass_raises(tmp_path):
     led = ledger()
-    led.at_least("c1", "a claim that does not reproduce", "Fig 9", kind=R, measured=0.2, bound=0.9,
-                 known_failure="why")
+    led.at_least("c1", "a claim that does not reproduce", "Fig 9", kind=R, measured=0.2, bound=0.9, null=CHANCE,
+                 not_reproduced="why")
+    led.source("fig9", "Fig 9", "the claim", "not reproduced", ["c1"], note="why")
     led.finish(tmp_path)
     assert led.claims[0].status == STATUS_NOT_REPRODUCED
     led2 = ledger()
-    led2.at_least("c1", "documented failure now passing", "Fig 9", kind=R, measured=0.95, bound=0.9,
-                  known_failure="why")
+    claim = led2.at_least("c1", "documented failure now passing", "Fig 9", kind=R, measured=0.95, bound=0.9,
+                          null=CHANCE, not_reproduced="why")
+    assert claim.status == STATUS_UNEXPECTED_PASS
     with pytest.raises(ClaimFailed):
         led2.finish(tmp_path)
 
 
+def test_inconclusive_and_not_testable_neither_fail_nor_count():
+    led = ledger()
+    inc = led.at_least("inc", "s", "w", kind=R, measured=0.7, bound=0.8, null=CHANCE, rate=(3, 5),
+                       inconclusive="holds for 3 of 5 trained models")
+    inc_pass = led.at_least("inc2", "s", "w", kind=R, measured=0.9, bound=0.8, null=CHANCE, inconclusive="varies")
+    nt = led.at_least("nt", "s", "w", kind=R, measured=None, bound=0.8, not_testable="our analogue is too short")
+    assert inc.status == inc_pass.status == STATUS_INCONCLUSIVE and nt.status == STATUS_NOT_TESTABLE
+    assert not inc.passed and inc_pass.passed and not led.failed
+    assert "holds in 3 of 5 runs" in claims_html(led.to_json()["claims"])
+    with pytest.raises(ValueError, match="at most one"):
+        led.at_least("both", "s", "w", kind=R, measured=1, bound=0, inconclusive="a", not_reproduced="b")
+    with pytest.raises(ValueError, match="rate"):
+        led.at_least("r", "s", "w", kind=V, measured=1, bound=0, rate=(4, 3))
+
+
+def test_revised_claims_say_so():
+    led = ledger()
+    led.at_least("c", "s", "w", kind=V, measured=1, bound=0, revised="checkpoint 2^15 -> 2^17 after seed 11 failed")
+    assert "Revised: checkpoint 2^15" in claims_html(led.to_json()["claims"])
+
+
+def test_source_map_statuses_must_agree_with_their_claims(tmp_path):
+    led = ledger()
+    led.at_least("r", "s", "w", kind=R, measured=0.9, bound=0.8, null=CHANCE)
+    led.at_least("v", "s", "w", kind=V, measured=1, bound=0)
+    led.at_least("orphan", "s", "w", kind=V, measured=1, bound=0)
+    led.at_least("p", "s", "w", kind=P, measured=1, bound=0)  # predictions may stand beside the map
+    led.source("a", "Fig 1", "x", "reproduced", ["v"])  # no reproduction carries it
+    led.source("b", "Thm 1", "y", "not reproduced", ["r"], note="why")  # but it passes
+    led.source("c", "Fig 2", "z", "not attempted", ["r"], note="too big")
+    led.source("d", "Tab 1", "w", "verified", ["missing"])
+    errors = led.source_map_errors()
+    assert any("'a'" in e and "passing reproduction" in e for e in errors)
+    assert any("'b'" in e and "'not reproduced'" in e for e in errors)
+    assert any("'c'" in e and "not attempted" in e for e in errors)
+    assert any("'d'" in e and "unknown" in e for e in errors)
+    assert any("'orphan'" in e for e in errors) and not any("'p'" in e for e in errors)
+    with pytest.raises(ClaimFailed, match="source map"):
+        led.finish(tmp_path)
+    with pytest.raises(ValueError, match="analogue"):
+        led.source("e", "Fig 3", "v", "reproduced on an analogue", ["r"])
+    with pytest.raises(ValueError, match="says why"):
+        led.source("f", "Fig 4", "v", "not testable here")
+    with pytest.raises(ValueError, match="status must be"):
+        led.source("g", "Fig 4", "v", "partly")
+    empty = ledger()
+    empty.at_least("v", "s", "w", kind=D, measured=1, bound=0)
+    assert any("no source map" in e for e in empty.source_map_errors())
+
+
 def test_duplicate_ids_and_empty_ledgers_are_refused(tmp_path):
     led = ledger()
-    led.at_least("c1", "s", "w", kind=R, measured=1, bound=0)
+    led.at_least("c1", "s", "w", kind=V, measured=1, bound=0)
     with pytest.raises(ValueError, match="twice"):
-        led.at_least("c1", "s", "w", kind=R, measured=1, bound=0)
+        led.at_least("c1", "s", "w", kind=V, measured=1, bound=0)
     with pytest.raises(ClaimFailed, match="no claims"):
         ledger().finish(tmp_path)
 
 
-def test_headline_counts_reproductions_apart_from_other_kinds():
-    led = ledger()
-    led.at_least("r1", "s", "w", kind=R, measured=1, bound=0)
-    led.at_least("r2", "s", "w", kind=R, measured=0, bound=1, known_failure="why")
-    led.at_least("d1", "s", "w", kind=D, measured=1, bound=0)
-    led.at_least("c1", "s", "w", kind=C, measured=1, bound=0)
-    claims = led.to_json()["claims"]
-    assert headline(claims) == ("1 of 2 source claims reproduced, 1 documented as not reproducing; "
-                                "1 of 1 derivation checks pass; 1 of 1 consistency checks pass.")
+def _mapped_ledger(name="demo", title="Demo"):
+    led = ClaimLedger(name, title, profile="book", seed=1)
+    led.at_least("r1", "s", "w", kind=R, measured=1, bound=0.9, null=CHANCE)
+    led.at_least("r2", "s", "w", kind=R, measured=0, bound=1, null=CHANCE, not_reproduced="why")
+    led.at_least("r3", "s", "w", kind=R, measured=1, bound=0.9, null=CHANCE)
+    led.at_least("v1", "s", "w", kind=V, measured=1, bound=0)
+    led.at_least("p1", "s", "w", kind=P, measured=1, bound=0)
+    led.at_least("nt", "s", "w", kind=R, measured=None, bound=0, not_testable="regime")
+    led.source("s1", "Fig 1", "a", "reproduced", ["r1"])
+    led.source("s2", "Fig 2", "b", "reproduced on an analogue", ["r3"], analogue="synthetic images")
+    led.source("s3", "Fig 3", "c", "not reproduced", ["r2"], note="why")
+    led.source("s4", "Thm 1", "d", "verified", ["v1"])
+    led.source("s5", "Fig 4", "e", "not testable here", ["nt"], note="regime")
+    led.source("s6", "Tab 1", "f", "not attempted", note="ImageNet")
+    return led
+
+
+def test_headline_counts_source_results_not_claims():
+    led = _mapped_ledger()
+    assert led.source_map_errors() == []
+    assert source_headline(led.to_json()) == (
+        "2 of 6 source results reproduced (1 on analogues); 1 not reproduced; 0 inconclusive; 1 not testable here; "
+        "0 errata; 1 not attempted; 1 theorem verifications and 1 of 1 predictions of ours pass.")
+    assert headline(led.to_json()["claims"]).startswith("Claims: 4 reproduction (1 not reproduced, 1 not testable, "
+                                                        "2 pass)")
+
+
+def test_format_value_four_significant_digits_and_ranges():
+    assert format_value(0.123456) == "0.1235" and format_value(1234.5678) == "1235"
+    assert format_value(2.5e-5) == "2.500e-5" and format_value(12345) == "12,345"
+    assert format_value([0.1, 0.2, 0.3, 0.4, 0.5]) == "0.1 to 0.5 (5 values)"
+    assert format_value([1, 2]) == "1, 2"
 
 
 def test_report_gathers_all_ledgers_per_chapter(tmp_path):
     for name in ("b_chapter", "a_chapter"):
-        led = ClaimLedger(name, name.title(), profile="book", seed=1)
-        led.holds("x", "a condition", "Sec 1", kind=R, measured=True, condition=True, relation="holds")
-        led.write(tmp_path)
+        _mapped_ledger(name, name.title()).write(tmp_path)
     ledgers = load_ledgers(tmp_path)
     assert [d["chapter"] for d in ledgers] == ["a_chapter", "b_chapter"]
-    intro, summary, sweep, *chapters = report_nodes(ledgers)
-    assert "2 chapter(s), 2 claims: 2 of 2 source claims reproduced" in intro.astext()
-    assert "A_Chapter" in summary.astext() and "not swept" in summary.astext()
+    intro, summary, open_section, sweep, *chapters = report_nodes(ledgers, links={"a_chapter": "a.html"})
+    assert "2 chapters, 12 claims. The book: 4 of 12 source results reproduced (2 on analogues)" in intro.astext()
+    assert "<a href='a.html'>A_Chapter</a>" in summary.astext() and "not swept" in summary.astext()
+    assert "ImageNet" in open_section.astext() and "not testable here" in open_section.astext()
     assert "No seed sweep" in sweep.astext()
     assert [c.astext().splitlines()[0] for c in chapters] == ["A_Chapter", "B_Chapter"]
 
 
-def _record(seed, status, ok=True):
-    claim = {"id": "x", "kind": R, "statement": "s", "status": status, "measured": seed / 10}
+def _record(seed, status, ok=True, passed=True):
+    claim = {"id": "x", "kind": R, "statement": "s", "status": status, "measured": seed / 10, "passed": passed}
     return {"chapter": "demo", "profile": "ci", "seed": seed, "ok": ok, "error": None if ok else "boom",
             "ledger": {"claims": [claim]}}
 
 
 def test_seed_summary_counts_each_claims_seeds_and_crashed_runs():
-    summary = summarize([_record(0, STATUS_PASS), _record(1, STATUS_NOT_REPRODUCED), _record(2, "FAIL")])
+    summary = summarize([_record(0, STATUS_PASS), _record(1, STATUS_NOT_REPRODUCED, passed=False),
+                         _record(2, STATUS_FAIL, passed=False)])
     entry = summary["chapters"]["demo"]["claims"]["x"]
     assert entry["held"] == 2 and entry["failing_seeds"] == [2] and entry["per_seed"]["1"]["measured"] == 0.1
+    assert entry["passed_at"] == 1 and entry["pass_rate"] == pytest.approx(1 / 3)
     assert not summary["all_hold"]
     crashed = {**_record(3, STATUS_PASS, ok=False), "ledger": None}
     summary = summarize([_record(0, STATUS_PASS), crashed])
     assert summary["chapters"]["demo"]["runs_failed"] == {"3": "boom"}
     assert summary["chapters"]["demo"]["claims"]["x"]["failing_seeds"] == [3] and not summary["all_hold"]
     assert summarize([_record(0, STATUS_PASS), _record(1, STATUS_PASS)])["all_hold"]
+    assert summarize([_record(0, STATUS_INCONCLUSIVE), _record(1, STATUS_INCONCLUSIVE, passed=False)])["all_hold"]
 
 
 def test_near_bounds_lists_passing_claims_within_noise_of_their_bound():
@@ -157,13 +286,15 @@ def test_near_bounds_lists_passing_claims_within_noise_of_their_bound():
     assert near_bounds(summarize([record(seed, m) for seed, m in enumerate(margins[:2])])) == []  # two seeds
 
 
-def test_report_lists_claims_failing_some_seed():
-    led = ClaimLedger("demo", "Demo", profile="ci", seed=0)
-    led.holds("x", "s", "w", kind=R, measured=True, condition=True, relation="holds")
-    sweep = summarize([_record(0, STATUS_PASS), _record(1, "FAIL")])
-    _, summary, section, _ = report_nodes([led.to_json()], sweep)
-    assert "0/1 claims at all 2 seeds" in summary.astext()
+def test_report_lists_claims_failing_some_seed_and_inconclusive_rates():
+    led = _mapped_ledger()
+    sweep = summarize([_record(0, STATUS_PASS), _record(1, STATUS_FAIL, passed=False)])
+    _, summary, _, section, _ = report_nodes([led.to_json()], sweep)
+    assert "0/1 claims hold at all 2 seeds" in summary.astext()
     assert "fails at seeds [1]" in section.astext()
+    sweep = summarize([_record(0, STATUS_INCONCLUSIVE), _record(1, STATUS_INCONCLUSIVE, passed=False)])
+    _, _, _, section, _ = report_nodes([led.to_json()], sweep)
+    assert "passed at 1 of 2 seeds" in section.astext()
 
 
 def test_report_without_ledgers_says_so():

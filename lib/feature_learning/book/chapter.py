@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from feature_learning.book.claims import ClaimLedger, claims_html, format_value
+from feature_learning.book.claims import ClaimLedger, SourceMap, claims_html, format_value
 from feature_learning.book.display import glue_math, markdown_table
 from feature_learning.book.profiles import PROFILES, Run, by_profile, differences, start_run
 
@@ -116,9 +116,9 @@ class Chapter:
         self._shown = len(self.ledger.claims)
         return HTML(claims_html(new))
 
-    def close(self) -> ClaimLedger:
-        """Glue the chapter's run time (``<prefix>_chapter_seconds``) and finish the ledger: it is written, shown,
-        and the notebook fails if a claim failed."""
+    def close(self) -> SourceMap:
+        """Glue the chapter's run time (``<prefix>_chapter_seconds``) and finish the ledger: it is written, the
+        notebook fails if a claim failed or the source map disagrees with the claims, and the source map is shown."""
         self.glue("chapter_seconds", time.perf_counter() - self.started)
         self.glue("profile", self.profile)
         return self.ledger.finish()

@@ -1,26 +1,44 @@
 """Reproduction checks: each chapter's ledger of the source's claims against what the chapter measured.
 
-A chapter records every claim through one :class:`ClaimLedger`, then calls :meth:`ClaimLedger.finish`, which
+A chapter records every claim through one :class:`ClaimLedger`, maps every result of its source onto those claims
+with :meth:`ClaimLedger.source`, then calls :meth:`ClaimLedger.finish`, which
 
-* shows the ledger as a table in the notebook,
-* writes it as JSON to ``$BOOK_CLAIMS_DIR/<chapter>.json`` (default ``<project root>/_build/claims``),
-* raises :class:`ClaimFailed` if any claim failed, so the notebook (and CI, and the book build) fails.
+* writes the ledger (claims and source map) as JSON to ``$BOOK_CLAIMS_DIR/<chapter>.json`` (default
+  ``<project root>/_build/claims``),
+* raises :class:`ClaimFailed` if any claim failed, so the notebook (and CI, and the book build) fails,
+* returns the source map, which the notebook shows as the chapter's last table.
 
-Every claim has a ``kind`` saying what kind of evidence it is (``KINDS``):
+**Kinds** (``KINDS``) say what kind of evidence a claim is:
 
-* ``reproduction``: a number measured by this chapter's simulation or training, against the source's claim;
-* ``derivation``: an exact or symbolic check (a SymPy identity, a closed form against brute force, float64 rounding);
-* ``consistency``: arithmetic on the source's own printed numbers or on the library's own definitions. Shown, never
-  counted as a reproduction.
+* ``reproduction``: a result of the source measured in our run, in the source's setting or a named analogue;
+* ``verification``: a theorem's consequence checked numerically in the theorem's own model (only a bug can fail it);
+* ``prediction``: a formula derived in this book or its notes, beyond the source, against simulation;
+* ``derivation``: an exact or symbolic check (a SymPy identity, a closed form against brute force);
+* ``consistency``: arithmetic on the source's printed numbers or on our own definitions.
 
-Bounds are fixed in advance: the source's number with a stated margin. A stochastic measurement passes ``se=`` (its
-standard error over seeds or samples); a claim whose measured value lies within ``NOISE_SES`` standard errors of
-its bound is not yet a claim, and fails as *within noise of its bound*, whichever side it is on.
+**Nulls.** A reproduction records its *null* (:class:`~feature_learning.measure.statistics.Null`): the same
+measurement on a trivial model (chance, the untrained network, random features, the prior). The ledger applies the
+claim's own test to the null; a claim whose null passes too is a check that cannot fail, and it fails the chapter.
+A reproduction without a null fails the chapter as well. Predictions may record one.
 
-A claim that is known not to reproduce is recorded with ``known_failure="why"``: it is shown and reported as
-*not reproduced* and does not raise; if it starts to pass, :meth:`ClaimLedger.finish` raises so the chapter's text
-is updated.
-A documented failure is a property of the claim: it must hold at every seed, profile and device.
+**Statuses.** ``pass`` and ``FAIL``, and three that neither fail the build nor count as a pass:
+
+* ``not reproduced`` (``not_reproduced="why"``): tested faithfully and fails at every seed; if it starts to pass the
+  chapter fails, so that its text is updated;
+* ``inconclusive`` (``inconclusive="why"``): holds at some seeds or training runs and not others; shown with its
+  rate (``rate=(passes, runs)`` over replicas in the run, and over the seed sweep in the report);
+* ``not testable`` (``not_testable="why"``): our analogue cannot reach the regime; shown, never counted.
+
+Bounds are fixed in advance: the source's number with a stated margin. A stochastic measurement carries ``se=`` (its
+standard error over the trained models, seeds or samples it varies with); a verdict within ``NOISE_SES`` standard
+errors of its bound is no verdict and fails as *within noise of its bound*, whichever side it is on. A claim whose
+bound, checkpoint, relation or size was changed after a seed failed says so with ``revised="what and why"``; its
+original form stays in the ledger as a claim of its own with the status it earns.
+
+**Source map.** ``ledger.source(id, where, what, status, claims=[...])`` records one result of the source (a
+theorem, figure, table or empirical statement) with one of ``SOURCE_STATUSES`` and the claims that carry it;
+:meth:`ClaimLedger.finish` checks that each status agrees with its claims' statuses and that every reproduction and
+verification carries some source result. The report's headline counts source results, never claims.
 """
 
 from __future__ import annotations
@@ -34,14 +52,35 @@ import os
 from pathlib import Path
 from typing import Any
 
+from feature_learning.measure.statistics import Null
+
+__all__ = ["ClaimLedger", "ClaimFailed", "Null", "Claim", "SourceResult", "KINDS", "SOURCE_STATUSES"]
+
 STATUS_PASS = "pass"
 STATUS_FAIL = "FAIL"
-STATUS_NOT_REPRODUCED = "not reproduced (documented)"
+STATUS_NOT_REPRODUCED = "not reproduced"
+STATUS_INCONCLUSIVE = "inconclusive"
+STATUS_NOT_TESTABLE = "not testable"
 STATUS_UNEXPECTED_PASS = "FAIL: documented failure now passes"
 STATUS_NOISE = "FAIL: within noise of its bound"
+STATUS_NULL_PASSES = "FAIL: its null passes too (this check cannot fail)"
+STATUS_NO_NULL = "FAIL: a reproduction without a null"
+ACCEPTED = (STATUS_PASS, STATUS_NOT_REPRODUCED, STATUS_INCONCLUSIVE, STATUS_NOT_TESTABLE)
 
-KINDS = ("reproduction", "derivation", "consistency")
+KINDS = ("reproduction", "verification", "prediction", "derivation", "consistency")
+NULL_REQUIRED = ("reproduction",)
 NOISE_SES = 2.0  # a verdict must not sit within this many standard errors of its bound
+
+SOURCE_STATUSES = (
+    "reproduced",
+    "reproduced on an analogue",
+    "verified",
+    "not reproduced",
+    "inconclusive",
+    "not testable here",
+    "erratum",
+    "not attempted",
+)
 
 
 class ClaimFailed(AssertionError):
@@ -58,25 +97,60 @@ class Claim:
     relation: str  # the test, readable: "|ours - source| <= 1e-12", "ours >= 0.9", ...
     passed: bool
     kind: str = "reproduction"
-    known_failure: str | None = None
-    se: float | None = None  # standard error of ``measured`` (over seeds or samples), when it is stochastic
+    not_reproduced: str | None = None  # why it is documented as not reproducing (fails at every seed)
+    se: float | None = None  # standard error of ``measured`` (over trained models, seeds or samples)
     margin: float | None = None  # signed distance from ``measured`` to the nearest edge of the bound
+    null: Any = None  # the same measurement on the trivial model
+    null_model: str | None = None  # which trivial model
+    null_passed: bool | None = None  # the claim's test applied to the null
+    inconclusive: str | None = None  # why the verdict varies with the seed or training run
+    rate: tuple[int, int] | None = None  # (passes, runs) over replicas within the run
+    not_testable: str | None = None  # why our analogue cannot reach the regime
+    revised: str | None = None  # what was changed after a seed failed, and why
 
     @property
     def within_noise(self) -> bool:
         return self.se is not None and self.margin is not None and abs(self.margin) < NOISE_SES * self.se
 
     @property
+    def noise_distance(self) -> float | None:
+        """|margin| / se: how many standard errors the verdict sits from its bound."""
+        if self.se is None or self.margin is None or not self.se > 0:
+            return None
+        return abs(self.margin) / self.se
+
+    @property
     def status(self) -> str:
-        if self.within_noise:
+        if self.not_testable is not None:
+            return STATUS_NOT_TESTABLE
+        if self.within_noise and self.inconclusive is None:
             return STATUS_NOISE
-        if self.known_failure is None:
+        if self.null_passed:
+            return STATUS_NULL_PASSES
+        if self.kind in NULL_REQUIRED and self.null_model is None:
+            return STATUS_NO_NULL
+        if self.inconclusive is not None:
+            return STATUS_INCONCLUSIVE
+        if self.not_reproduced is None:
             return STATUS_PASS if self.passed else STATUS_FAIL
         return STATUS_UNEXPECTED_PASS if self.passed else STATUS_NOT_REPRODUCED
 
     @property
     def ok(self) -> bool:
-        return self.status in (STATUS_PASS, STATUS_NOT_REPRODUCED)
+        return self.status in ACCEPTED
+
+
+@dataclasses.dataclass
+class SourceResult:
+    """One result of the source: where it is, what it says, its status here and the claims that carry it."""
+
+    id: str
+    where: str
+    what: str
+    status: str
+    claims: list[str]
+    note: str | None = None  # why (required for not testable here, erratum, not attempted)
+    analogue: str | None = None  # the analogue it was reproduced on
 
 
 def _plain(value: Any) -> Any:
@@ -89,13 +163,24 @@ def _plain(value: Any) -> Any:
 
 
 def format_value(value: Any) -> str:
+    """A number at four significant digits (thousands separated for integers); a list or tuple of numbers longer
+    than four as its range and count; anything else as text."""
     value = _plain(value)
     if isinstance(value, bool) or value is None:
         return str(value)
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
-        return f"{value:.4g}" if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e5) else f"{value:.4f}"
+        if value == 0:
+            return "0"
+        if abs(value) < 1e-3 or abs(value) >= 1e6:
+            return f"{value:.3e}".replace("e-0", "e-").replace("e+0", "e").replace("e+", "e")
+        return f"{value:.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+    if isinstance(value, (list, tuple)) and value and all(isinstance(_plain(v), (int, float)) for v in value):
+        if len(value) <= 4:
+            return ", ".join(format_value(v) for v in value)
+        numbers = [float(_plain(v)) for v in value]
+        return f"{format_value(min(numbers))} to {format_value(max(numbers))} ({len(numbers)} values)"
     return str(value)
 
 
@@ -113,70 +198,174 @@ def claims_dir() -> Path:
     return Path(env) if env else project_root() / "_build" / "claims"
 
 
+def _unpack(measured, se, null):
+    """``measured`` may be a number or a result object with ``value`` (and optionally ``se`` and ``null``)."""
+    if hasattr(measured, "value") and not isinstance(measured, (int, float)):
+        se = se if se is not None else getattr(measured, "se", None)
+        null = null if null is not None else getattr(measured, "null", None)
+        measured = measured.value
+    return measured, se, null
+
+
+def _number(value) -> float:
+    value = _plain(value)
+    return float(value) if isinstance(value, (int, float)) else float("nan")
+
+
 class ClaimLedger:
-    """Collects a chapter's claims; one ledger per chapter."""
+    """Collects a chapter's claims and its source map; one ledger per chapter."""
 
     def __init__(self, chapter: str, title: str, *, profile: str, seed: int, device: str = "cpu"):
         self.chapter = chapter
         self.title = title
         self.meta = {"profile": profile, "seed": seed, "device": str(device)}
         self.claims: list[Claim] = []
+        self.sources: list[SourceResult] = []
 
     # -- recording ---------------------------------------------------------------------------------------
-    def _add(self, claim: Claim) -> Claim:
+    def _add(self, claim: Claim, null: Null | None, test) -> Claim:
         if any(c.id == claim.id for c in self.claims):
-            raise ValueError(f"claim id {claim.id!r} recorded twice in chapter {self.chapter!r}")
+            raise ValueError(f"claim {claim.id!r} recorded twice in chapter {self.chapter!r}")
         if claim.kind not in KINDS:
             raise ValueError(f"claim {claim.id!r}: kind must be one of {', '.join(KINDS)}, not {claim.kind!r}")
         if claim.se is not None:
             claim.se = float(_plain(claim.se))
             if not (math.isfinite(claim.se) and claim.se >= 0):
                 raise ValueError(f"claim {claim.id!r}: se must be a finite number >= 0, not {claim.se!r}")
+        if claim.rate is not None:
+            passes, runs = (int(v) for v in claim.rate)
+            if not 0 <= passes <= runs or runs < 1:
+                raise ValueError(f"claim {claim.id!r}: rate must be (passes, runs) with 0 <= passes <= runs")
+            claim.rate = (passes, runs)
+        if sum(x is not None for x in (claim.not_reproduced, claim.inconclusive, claim.not_testable)) > 1:
+            raise ValueError(f"claim {claim.id!r}: at most one of not_reproduced, inconclusive, not_testable")
+        if null is not None:
+            if not isinstance(null, Null):
+                raise TypeError(f"claim {claim.id!r}: null must be a Null(value, model), not {type(null).__name__}")
+            claim.null, claim.null_model = _plain(null.value), null.model
+            claim.null_passed = bool(null.passes) if test is None else bool(test(null.value))
+            if test is None and null.passes is None:
+                raise ValueError(f"claim {claim.id!r}: a condition's null must say whether it passes (passes=...)")
         claim.measured = _plain(claim.measured)
         claim.source_value = _plain(claim.source_value)
         claim.passed = bool(claim.passed)  # a numpy bound makes the comparison a numpy bool
         self.claims.append(claim)
         return claim
 
-    @staticmethod
-    def _noise(se) -> str:
-        return f" (se {format_value(float(_plain(se)))}; fails within {NOISE_SES:g} se of the bound)" if se else ""
-
     def close_to(self, id, statement, where, *, kind, source_value, measured, rtol=0.0, atol=0.0, se=None,
-                 known_failure=None):
+                 null=None, not_reproduced=None, inconclusive=None, rate=None, not_testable=None, revised=None):
         """|measured - source_value| <= atol + rtol * |source_value|."""
-        measured, source_value = float(_plain(measured)), float(_plain(source_value))
+        measured, se, null = _unpack(measured, se, null)
+        measured, source_value = _number(measured), _number(source_value)
         bound = atol + rtol * abs(source_value)
-        margin = bound - abs(measured - source_value)
-        passed = math.isfinite(measured) and margin >= 0
-        parts = [f"{atol:g}"] if atol else []
+
+        def test(value) -> bool:
+            value = _number(value)
+            return math.isfinite(value) and abs(value - source_value) <= bound
+
+        parts = [format_value(float(atol))] if atol else []
         parts += [f"{rtol:g}·|source|"] if rtol else []
-        relation = f"|ours − source| ≤ {' + '.join(parts) or '0'}" + self._noise(se)
-        return self._add(Claim(id, statement, where, source_value, measured, relation, passed, kind, known_failure,
-                               se, margin))
+        relation = f"|ours − source| ≤ {' + '.join(parts) or '0'}"
+        return self._add(Claim(id, statement, where, source_value, measured, relation, test(measured), kind,
+                               not_reproduced, se, bound - abs(measured - source_value), inconclusive=inconclusive,
+                               rate=rate, not_testable=not_testable, revised=revised), null, test)
 
-    def at_least(self, id, statement, where, *, kind, measured, bound, source_value=None, se=None,
-                 known_failure=None):
-        measured = float(_plain(measured))
-        passed = math.isfinite(measured) and measured >= bound
-        relation = f"ours ≥ {format_value(bound)}" + self._noise(se)
-        return self._add(Claim(id, statement, where, source_value, measured, relation, passed, kind, known_failure,
-                               se, measured - float(_plain(bound))))
+    def at_least(self, id, statement, where, *, kind, measured, bound, source_value=None, se=None, null=None,
+                 not_reproduced=None, inconclusive=None, rate=None, not_testable=None, revised=None):
+        """measured >= bound."""
+        measured, se, null = _unpack(measured, se, null)
+        measured, bound_f = _number(measured), _number(bound)
 
-    def at_most(self, id, statement, where, *, kind, measured, bound, source_value=None, se=None,
-                known_failure=None):
-        measured = float(_plain(measured))
-        passed = math.isfinite(measured) and measured <= bound
-        relation = f"ours ≤ {format_value(bound)}" + self._noise(se)
-        return self._add(Claim(id, statement, where, source_value, measured, relation, passed, kind, known_failure,
-                               se, float(_plain(bound)) - measured))
+        def test(value) -> bool:
+            value = _number(value)
+            return math.isfinite(value) and value >= bound_f
+
+        return self._add(Claim(id, statement, where, source_value, measured, f"ours ≥ {format_value(bound)}",
+                               test(measured), kind, not_reproduced, se, measured - bound_f,
+                               inconclusive=inconclusive, rate=rate, not_testable=not_testable, revised=revised),
+                         null, test)
+
+    def at_most(self, id, statement, where, *, kind, measured, bound, source_value=None, se=None, null=None,
+                not_reproduced=None, inconclusive=None, rate=None, not_testable=None, revised=None):
+        """measured <= bound."""
+        measured, se, null = _unpack(measured, se, null)
+        measured, bound_f = _number(measured), _number(bound)
+
+        def test(value) -> bool:
+            value = _number(value)
+            return math.isfinite(value) and value <= bound_f
+
+        return self._add(Claim(id, statement, where, source_value, measured, f"ours ≤ {format_value(bound)}",
+                               test(measured), kind, not_reproduced, se, bound_f - measured,
+                               inconclusive=inconclusive, rate=rate, not_testable=not_testable, revised=revised),
+                         null, test)
 
     def holds(self, id, statement, where, *, kind, measured, condition: bool, relation: str, source_value=None,
-              known_failure=None):
-        """A claim whose test is a condition computed by the chapter (e.g. monotone in k); ``relation`` says which."""
-        return self._add(
-            Claim(id, statement, where, source_value, measured, relation, bool(condition), kind, known_failure)
-        )
+              null=None, not_reproduced=None, inconclusive=None, rate=None, not_testable=None, revised=None):
+        """A claim whose test is a condition computed by the chapter (e.g. monotone in k); ``relation`` says which.
+        Its null is ``Null(value, model, passes=<the condition on the null>)``."""
+        return self._add(Claim(id, statement, where, source_value, measured, relation, bool(condition), kind,
+                               not_reproduced, inconclusive=inconclusive, rate=rate, not_testable=not_testable,
+                               revised=revised), null, None)
+
+    def source(self, id, where, what, status, claims=(), *, note=None, analogue=None) -> SourceResult:
+        """One result of the source in the chapter's source map (see the module docstring)."""
+        if any(s.id == id for s in self.sources):
+            raise ValueError(f"source result {id!r} recorded twice in chapter {self.chapter!r}")
+        if status not in SOURCE_STATUSES:
+            raise ValueError(f"source result {id!r}: status must be one of {', '.join(SOURCE_STATUSES)}, "
+                             f"not {status!r}")
+        if status == "reproduced on an analogue" and not analogue:
+            raise ValueError(f"source result {id!r}: 'reproduced on an analogue' names the analogue (analogue=...)")
+        if status in ("not testable here", "erratum", "not attempted", "inconclusive", "not reproduced") and not note:
+            raise ValueError(f"source result {id!r}: status {status!r} says why (note=...)")
+        entry = SourceResult(id, where, what, status, list(claims), note, analogue)
+        self.sources.append(entry)
+        return entry
+
+    # -- checking the source map ----------------------------------------------------------------------
+    def source_map_errors(self) -> list[str]:
+        """Disagreements between the source map and the claims; :meth:`finish` raises if there are any."""
+        by_id = {c.id: c for c in self.claims}
+        errors = []
+        if not self.sources:
+            errors.append("no source map: record every result of the source with ledger.source(...)")
+        for s in self.sources:
+            unknown = [cid for cid in s.claims if cid not in by_id]
+            if unknown:
+                errors.append(f"source {s.id!r} names unknown claims {unknown}")
+                continue
+            carried = [by_id[cid] for cid in s.claims]
+            statuses = {c.status for c in carried}
+            if any(not c.ok for c in carried):
+                continue  # a failing claim fails the chapter on its own
+            if s.status in ("reproduced", "reproduced on an analogue"):
+                if not any(c.kind == "reproduction" and c.status == STATUS_PASS for c in carried):
+                    errors.append(f"source {s.id!r} is {s.status!r} but none of its claims is a passing reproduction")
+                if STATUS_NOT_REPRODUCED in statuses:
+                    errors.append(f"source {s.id!r} is {s.status!r} but carries a claim that does not reproduce")
+            elif s.status == "verified":
+                if not any(c.kind in ("verification", "derivation") and c.status == STATUS_PASS for c in carried):
+                    errors.append(f"source {s.id!r} is verified but no verification or derivation of it passes")
+            elif s.status == "not reproduced":
+                if STATUS_NOT_REPRODUCED not in statuses:
+                    errors.append(f"source {s.id!r} is 'not reproduced' but none of its claims is")
+            elif s.status == "inconclusive":
+                if STATUS_INCONCLUSIVE not in statuses:
+                    errors.append(f"source {s.id!r} is inconclusive but none of its claims is")
+            elif s.status == "not testable here":
+                if statuses - {STATUS_NOT_TESTABLE}:
+                    errors.append(f"source {s.id!r} is not testable here but carries tested claims")
+            elif s.status == "erratum":
+                if not carried:
+                    errors.append(f"source {s.id!r} is an erratum: name the check that shows it (claims=...)")
+            elif s.status == "not attempted" and carried:
+                errors.append(f"source {s.id!r} is 'not attempted' but carries claims")
+        mapped = {cid for s in self.sources for cid in s.claims}
+        for c in self.claims:
+            if c.kind in ("reproduction", "verification") and c.id not in mapped:
+                errors.append(f"claim {c.id!r} ({c.kind}) carries no result of the source map")
+        return errors
 
     # -- reporting ---------------------------------------------------------------------------------------
     @property
@@ -189,7 +378,8 @@ class ClaimLedger:
             "title": self.title,
             **self.meta,
             "written": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "claims": [{**dataclasses.asdict(c), "status": c.status} for c in self.claims],
+            "claims": [claim_json(c) for c in self.claims],
+            "sources": [dataclasses.asdict(s) for s in self.sources],
         }
 
     def write(self, folder: Path | None = None) -> Path:
@@ -202,47 +392,136 @@ class ClaimLedger:
     def _repr_html_(self) -> str:
         return claims_html(self.to_json()["claims"])
 
-    def finish(self, folder: Path | None = None) -> ClaimLedger:
-        """Write the ledger, then raise if a claim failed. Returns the ledger so a notebook shows the table."""
+    def finish(self, folder: Path | None = None) -> SourceMap:
+        """Write the ledger, then raise if a claim failed or the source map disagrees with the claims. Returns the
+        source map, which the notebook shows as the chapter's closing table."""
         if not self.claims:
             raise ClaimFailed(f"chapter {self.chapter!r} recorded no claims")
         self.write(folder)
-        if self.failed:
-            lines = [f"  {c.id}: {c.status}; ours {format_value(c.measured)}, {c.relation}" for c in self.failed]
-            header = f"{len(self.failed)} reproduction check(s) failed in {self.chapter!r}:\n"
-            raise ClaimFailed(header + "\n".join(lines))
-        return self
+        problems = [f"  {c.id}: {c.status}; ours {format_value(c.measured)}, {c.relation}"
+                    + (f"; null ({c.null_model}) {format_value(c.null)}" if c.null_passed else "")
+                    for c in self.failed]
+        problems += [f"  source map: {e}" for e in self.source_map_errors()]
+        if problems:
+            header = f"{len(problems)} reproduction check(s) failed in {self.chapter!r}:\n"
+            raise ClaimFailed(header + "\n".join(problems))
+        return SourceMap(self.to_json())
 
 
-COLUMNS = ("id", "kind", "statement", "where", "source", "ours", "test", "status")
+def claim_json(claim: Claim) -> dict:
+    return {**dataclasses.asdict(claim), "status": claim.status, "noise_distance": claim.noise_distance}
 
 
-def claim_row(claim: dict) -> list[str]:
+# -- rendering ------------------------------------------------------------------------------------------------
+COLUMNS = ("claim", "kind", "source", "ours", "null", "test", "status")
+
+STATUS_CLASSES = {
+    STATUS_PASS: "pass",
+    STATUS_NOT_REPRODUCED: "not-reproduced",
+    STATUS_INCONCLUSIVE: "inconclusive",
+    STATUS_NOT_TESTABLE: "not-testable",
+    "reproduced": "pass",
+    "reproduced on an analogue": "pass",
+    "verified": "pass",
+    "not reproduced": "not-reproduced",
+    "not testable here": "not-testable",
+    "erratum": "erratum",
+    "not attempted": "not-testable",
+}
+
+
+def badge(status: str) -> str:
+    cls = STATUS_CLASSES.get(status, "fail")
+    return f"<span class='claim-badge claim-{cls}'>{html.escape(status)}</span>"
+
+
+def _ours(claim: dict) -> str:
+    text = format_value(claim["measured"])
+    if claim.get("se") is not None:
+        text += f" ± {format_value(claim['se'])}"
+    return text
+
+
+def status_note(claim: dict) -> str:
+    """The status's explanation: the distance from the bound in standard errors, the rate, the reason."""
+    notes = []
+    if claim.get("noise_distance") is not None and claim["status"] != STATUS_NOT_TESTABLE:
+        notes.append(f"{claim['noise_distance']:.1f} se from its bound")
+    if claim.get("rate"):
+        passes, runs = claim["rate"]
+        notes.append(f"holds in {passes} of {runs} runs")
+    for key in ("not_reproduced", "inconclusive", "not_testable"):
+        if claim.get(key):
+            notes.append(claim[key])
+    if claim.get("null_passed"):
+        notes.append(f"the null ({claim['null_model']}) gives {format_value(claim['null'])}")
+    return "; ".join(notes)
+
+
+def claim_cells(claim: dict) -> list[str]:
+    """One claim as HTML cells of ``COLUMNS``."""
+    statement = html.escape(claim["statement"])
+    if claim.get("revised"):
+        statement += f" <em>Revised: {html.escape(claim['revised'])}</em>"
+    null = "—"
+    if claim.get("null_model"):
+        null = f"{html.escape(format_value(claim['null']))} <small>({html.escape(claim['null_model'])})</small>"
+    source = format_value(claim["source_value"]) if claim.get("source_value") is not None else "—"
+    note = status_note(claim)
     return [
-        claim["id"],
-        claim.get("kind", "?"),
-        claim["statement"],
-        claim["where"],
-        format_value(claim["source_value"]) if claim["source_value"] is not None else "—",
-        format_value(claim["measured"]),
-        claim["relation"],
-        claim["status"] + (f": {claim['known_failure']}" if claim.get("known_failure") else ""),
+        f"<code>{html.escape(claim['id'])}</code><br>{statement}<br><small>{html.escape(claim['where'])}</small>",
+        html.escape(claim.get("kind", "?")),
+        html.escape(source),
+        html.escape(_ours(claim)),
+        null,
+        html.escape(claim["relation"]),
+        badge(claim["status"]) + (f"<br><small>{html.escape(note)}</small>" if note else ""),
     ]
 
 
-COLUMN_WIDTHS = (13, 8, 29, 10, 8, 8, 12, 12)  # percent; the statement gets the room
+def _html_table(columns, rows, cls: str) -> str:
+    head = "".join(f"<th>{h}</th>" for h in columns)
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
+    return f"<table class='{cls}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def claims_html(claims: list[dict]) -> str:
-    cols = "".join(f"<col style='width:{w}%'>" for w in COLUMN_WIDTHS)
-    head = "".join(f"<th style='text-align:left'>{h}</th>" for h in COLUMNS)
-    body = "".join(
-        "<tr>" + "".join(f"<td style='text-align:left'>{html.escape(cell)}</td>" for cell in claim_row(c)) + "</tr>"
-        for c in claims
-    )
-    return f"<table><colgroup>{cols}</colgroup><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return _html_table(COLUMNS, [claim_cells(c) for c in claims], "claims-table")
 
 
+SOURCE_COLUMNS = ("result", "where", "status", "carried by")
+
+
+def source_cells(entry: dict, claims: dict[str, dict] | None = None) -> list[str]:
+    what = html.escape(entry["what"])
+    if entry.get("analogue"):
+        what += f"<br><small>analogue: {html.escape(entry['analogue'])}</small>"
+    if entry.get("note"):
+        what += f"<br><small>{html.escape(entry['note'])}</small>"
+    carried = ", ".join(f"<code>{html.escape(c)}</code>" for c in entry["claims"]) or "—"
+    return [what, html.escape(entry["where"]), badge(entry["status"]), carried]
+
+
+def source_map_html(ledger: dict) -> str:
+    rows = [source_cells(s) for s in ledger.get("sources", [])]
+    return (f"<p><strong>{html.escape(source_headline(ledger))}</strong></p>"
+            + _html_table(SOURCE_COLUMNS, rows, "claims-table source-map"))
+
+
+class SourceMap:
+    """What :meth:`ClaimLedger.finish` returns: the chapter's source map, shown as its closing table."""
+
+    def __init__(self, ledger: dict):
+        self.ledger = ledger
+
+    def _repr_html_(self) -> str:
+        return source_map_html(self.ledger)
+
+    def __repr__(self) -> str:
+        return source_headline(self.ledger)
+
+
+# -- counting -------------------------------------------------------------------------------------------------
 def load_ledgers(folder: Path | None = None) -> list[dict]:
     """Every chapter ledger in ``folder`` (default: the claims directory), sorted by chapter id."""
     folder = Path(folder) if folder is not None else claims_dir()
@@ -260,20 +539,45 @@ def tally(claims: list[dict]) -> dict[str, dict[str, int]]:
     return counts
 
 
-def headline(claims: list[dict]) -> str:
-    """"N of M source claims reproduced, K documented as not reproducing", then the other kinds."""
-    counts = tally(claims)
-    rep = counts.get("reproduction", {})
-    total = sum(rep.values())
-    text = (
-        f"{rep.get(STATUS_PASS, 0)} of {total} source claims reproduced, "
-        f"{rep.get(STATUS_NOT_REPRODUCED, 0)} documented as not reproducing"
-    )
-    failing = total - rep.get(STATUS_PASS, 0) - rep.get(STATUS_NOT_REPRODUCED, 0)
+def source_tally(ledgers: list[dict]) -> dict[str, int]:
+    """Source results by status over the given ledgers."""
+    counts = {status: 0 for status in SOURCE_STATUSES}
+    for ledger in ledgers:
+        for s in ledger.get("sources", []):
+            counts[s["status"]] = counts.get(s["status"], 0) + 1
+    return counts
+
+
+def source_headline(*ledgers: dict) -> str:
+    """"N of M source results reproduced (K on analogues); J not reproduced; I inconclusive; U not testable here;
+    E errata; A not attempted; V theorem verifications and P predictions of ours pass"."""
+    counts = source_tally(list(ledgers))
+    total = sum(counts.values())
+    analogue = counts["reproduced on an analogue"]
+    reproduced = counts["reproduced"] + analogue
+    claims = [c for ledger in ledgers for c in ledger["claims"]]
+    predictions = [c for c in claims if c.get("kind") == "prediction"]
+    passing_predictions = sum(c["status"] == STATUS_PASS for c in predictions)
+    failing = [c for c in claims if c["status"] not in ACCEPTED]
+    parts = [f"{reproduced} of {total} source results reproduced ({analogue} on analogues)",
+             f"{counts['not reproduced']} not reproduced", f"{counts['inconclusive']} inconclusive",
+             f"{counts['not testable here']} not testable here", f"{counts['erratum']} errata",
+             f"{counts['not attempted']} not attempted",
+             f"{counts['verified']} theorem verifications and {passing_predictions} of {len(predictions)} "
+             "predictions of ours pass"]
+    text = "; ".join(parts)
     if failing:
-        text += f", {failing} failing"
-    for kind in KINDS[1:]:
-        n = sum(counts.get(kind, {}).values())
-        ok = counts.get(kind, {}).get(STATUS_PASS, 0)
-        text += f"; {ok} of {n} {kind} checks pass"
+        text += f"; {len(failing)} claims FAILING"
     return text + "."
+
+
+def headline(claims: list[dict]) -> str:
+    """Claims by kind and status, for a ledger's detail line (the report's headline counts source results)."""
+    counts = tally(claims)
+    parts = []
+    for kind in KINDS:
+        by_status = counts.get(kind, {})
+        if by_status:
+            detail = ", ".join(f"{n} {status}" for status, n in sorted(by_status.items()))
+            parts.append(f"{sum(by_status.values())} {kind} ({detail})")
+    return "Claims: " + "; ".join(parts) + "."

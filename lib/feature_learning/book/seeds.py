@@ -8,7 +8,8 @@ The Snakemake workflow ``workflow/Snakefile`` (``make seeds``) calls the two com
 
 ``python -m feature_learning.book.seeds summarize DIR/*/seed*.json --out DIR/summary.json``
     gathers those records: for each chapter and claim id, each seed's status and measured value, and the share of
-    seeds at which the claim's verdict is acceptable (*pass*, or *not reproduced (documented)*).
+    seeds at which the claim's verdict is acceptable (*pass*, *not reproduced*, *inconclusive* or *not testable*), and
+    the share of seeds at which its test passed (``pass_rate``: what an inconclusive claim's rate is).
 
 A claim "holds at every seed" when that share is 1 for every swept seed; a run that crashed before its ledger was
 written counts against every claim of its chapter. A claim can hold at every swept seed and still sit within noise
@@ -29,9 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from feature_learning.book.claims import STATUS_NOT_REPRODUCED, STATUS_PASS, project_root
-
-ACCEPTED = (STATUS_PASS, STATUS_NOT_REPRODUCED)
+from feature_learning.book.claims import ACCEPTED, STATUS_PASS, project_root
 
 
 @contextlib.contextmanager
@@ -119,13 +118,15 @@ def summarize(records: list[dict]) -> dict:
                 claim["id"], {"kind": claim.get("kind"), "statement": claim["statement"], "per_seed": {}}
             )
             entry["per_seed"][str(rec["seed"])] = {"status": claim["status"], "measured": claim["measured"],
-                                                   "margin": claim.get("margin")}
+                                                   "margin": claim.get("margin"), "passed": claim.get("passed")}
     for chapter in chapters.values():
         n = len(chapter["seeds"])
         for entry in chapter["claims"].values():
             held = [s for s, v in entry["per_seed"].items() if v["status"] in ACCEPTED]
             entry["held"] = len(held)
-            entry["pass_rate"] = len(held) / n if n else 0.0
+            entry["hold_rate"] = len(held) / n if n else 0.0
+            entry["passed_at"] = sum(bool(v.get("passed")) for v in entry["per_seed"].values())
+            entry["pass_rate"] = entry["passed_at"] / n if n else 0.0
             entry["failing_seeds"] = [s for s in chapter["seeds"] if str(s) not in held]
         chapter["all_hold"] = not chapter["runs_failed"] and all(
             e["held"] == n for e in chapter["claims"].values()

@@ -7,6 +7,7 @@ outdated on every build so it is always rewritten from the current ledgers.
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from docutils import nodes
@@ -14,14 +15,16 @@ from docutils.parsers.rst import Directive
 from sphinx.util import logging
 
 from feature_learning.book.claims import (
-    COLUMN_WIDTHS,
-    COLUMNS,
+    ACCEPTED,
     KINDS,
-    STATUS_NOT_REPRODUCED,
     STATUS_PASS,
-    claim_row,
+    claims_html,
     headline,
     load_ledgers,
+    source_cells,
+    source_headline,
+    source_map_html,
+    source_tally,
     tally,
 )
 from feature_learning.book.notebooks import toc_notebooks
@@ -29,7 +32,8 @@ from feature_learning.book.seeds import load_summary
 
 logger = logging.getLogger(__name__)
 
-CLAIM_WIDTHS = COLUMN_WIDTHS
+# Source results that a reader should see listed in one place: everything that is not a plain reproduction.
+OPEN_STATUSES = ("not reproduced", "inconclusive", "not testable here", "erratum", "not attempted")
 
 
 class report_placeholder(nodes.General, nodes.Element):
@@ -45,44 +49,56 @@ class ReproductionReport(Directive):
         return [report_placeholder()]
 
 
-def _table(rows: list[list[str]], columns: tuple[str, ...], widths: tuple[int, ...] | None = None) -> nodes.table:
-    """A table that fits the page: relative column ``widths`` (default equal), wrapped cells (see _static/book.css)."""
-    table = nodes.table(classes=["reproduction-report", "colwidths-given"])
-    group = nodes.tgroup(cols=len(columns))
-    table += group
-    for width in widths or (1,) * len(columns):
-        group += nodes.colspec(colwidth=width)
-    head = nodes.thead()
-    group += head
-    head += nodes.row("", *(nodes.entry("", nodes.paragraph(text=c)) for c in columns))
-    body = nodes.tbody()
-    group += body
-    for cells in rows:
-        body += nodes.row("", *(nodes.entry("", nodes.paragraph(text=c)) for c in cells))
-    return table
+def _raw(text: str) -> nodes.raw:
+    return nodes.raw("", text, format="html")
 
 
-def _summary_rows(ledgers: list[dict], sweep: dict | None) -> list[list[str]]:
-    """One row per chapter: its run, its claims by kind and status, and its seed-sweep pass rate."""
+def _table(columns, rows, cls: str = "claims-table") -> nodes.raw:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
+    return _raw(f"<table class='{cls}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+
+
+def _link(ledger: dict, links: dict[str, str]) -> str:
+    title = html.escape(f"{ledger.get('number', '')} {ledger['title']}".strip())
+    uri = links.get(ledger["chapter"])
+    return f"<a href='{html.escape(uri)}'>{title}</a>" if uri else title
+
+
+def _sweep_cell(ledger: dict, sweep: dict | None) -> str:
+    chapter = (sweep or {}).get("chapters", {}).get(ledger["chapter"])
+    if chapter is None:
+        return "not swept"
+    held = sum(1 for e in chapter["claims"].values() if e["held"] == len(chapter["seeds"]))
+    return f"{held}/{len(chapter['claims'])} claims hold at all {len(chapter['seeds'])} seeds"
+
+
+def _summary_rows(ledgers: list[dict], sweep: dict | None, links: dict[str, str]) -> list[list[str]]:
+    """One row per chapter: its run, its source results by status, its claims by kind, its seed sweep."""
     rows = []
     for ledger in ledgers:
-        counts = tally(ledger["claims"])
-        cells = [ledger["title"], f"{ledger['profile']}, seed {ledger['seed']}, {ledger['device']}"]
-        for kind in KINDS:
-            by_status = counts.get(kind, {})
-            n = sum(by_status.values())
-            ok = by_status.get(STATUS_PASS, 0)
-            documented = by_status.get(STATUS_NOT_REPRODUCED, 0)
-            failing = n - ok - documented
-            text = f"{ok}/{n}" + (f", {documented} documented" if documented else "")
-            cells.append(text + (f", {failing} FAILING" if failing else ""))
-        chapter = (sweep or {}).get("chapters", {}).get(ledger["chapter"])
-        if chapter is None:
-            cells.append("not swept")
-        else:
-            held = sum(1 for e in chapter["claims"].values() if e["held"] == len(chapter["seeds"]))
-            cells.append(f"{held}/{len(chapter['claims'])} claims at all {len(chapter['seeds'])} seeds")
-        rows.append(cells)
+        counts = source_tally([ledger])
+        results = "<br>".join(f"{n} {status}" for status, n in counts.items() if n) or "no source map"
+        by_kind = tally(ledger["claims"])
+        kinds = "<br>".join(
+            f"{kind}: {by_kind[kind].get(STATUS_PASS, 0)}/{sum(by_kind[kind].values())} pass"
+            for kind in KINDS if kind in by_kind
+        )
+        failing = [c for c in ledger["claims"] if c["status"] not in ACCEPTED]
+        if failing:
+            kinds += f"<br><strong>{len(failing)} FAILING</strong>"
+        run = html.escape(f"{ledger['profile']}, seed {ledger['seed']}, {ledger['device']}")
+        rows.append([_link(ledger, links), run, results, kinds, html.escape(_sweep_cell(ledger, sweep))])
+    return rows
+
+
+def _open_rows(ledgers: list[dict], links: dict[str, str]) -> list[list[str]]:
+    """Every source result of every chapter that did not plainly reproduce, with the reason."""
+    rows = []
+    for ledger in ledgers:
+        for entry in ledger.get("sources", []):
+            if entry["status"] in OPEN_STATUSES:
+                rows.append([_link(ledger, links), *source_cells(entry)])
     return rows
 
 
@@ -91,41 +107,61 @@ def _sweep_nodes(sweep: dict | None) -> list[nodes.Node]:
         return [nodes.paragraph(text="No seed sweep has been run for this build (the command make seeds writes one).")]
     out = [nodes.paragraph(text=(
         f"Seed sweep of {sweep['written']}: each chapter executed at its sweep profile for every seed listed. "
-        "A claim holds at a seed when it passes there, or when its documented failure is confirmed there. "
+        "A claim holds at a seed when it passes there, or when its documented status (not reproduced, "
+        "inconclusive, not testable) is confirmed there. "
         + ("Every claim holds at every seed." if sweep["all_hold"] else "Some claims do not hold at every seed:")
     ))]
     rows = []
     for name, chapter in sweep["chapters"].items():
+        n = len(chapter["seeds"])
         for seed, error in chapter["runs_failed"].items():
-            rows.append([name, "(whole run)", "", f"run failed at seed {seed}: {error}"])
+            rows.append([html.escape(name), "(whole run)", "", html.escape(f"run failed at seed {seed}: {error}")])
         for cid, entry in chapter["claims"].items():
+            statuses = {v["status"] for v in entry["per_seed"].values()}
             if entry["failing_seeds"]:
-                rows.append([name, cid, entry.get("kind") or "?",
-                             f"{entry['held']}/{len(chapter['seeds'])}; fails at seeds {entry['failing_seeds']}"])
+                rows.append([html.escape(name), f"<code>{html.escape(cid)}</code>", entry.get("kind") or "?",
+                             html.escape(f"held at {entry['held']}/{n}; fails at seeds {entry['failing_seeds']}")])
+            elif "inconclusive" in statuses:
+                rows.append([html.escape(name), f"<code>{html.escape(cid)}</code>", entry.get("kind") or "?",
+                             html.escape(f"inconclusive: its test passed at {entry.get('passed_at', '?')} of {n} "
+                                         "seeds")])
     if rows:
-        out.append(_table(rows, ("chapter", "claim", "kind", "held at"), (20, 25, 12, 43)))
+        out.append(_table(("chapter", "claim", "kind", "over the seeds"), rows))
     return out
 
 
-def report_nodes(ledgers: list[dict], sweep: dict | None = None) -> list[nodes.Node]:
-    """The headline, a per-chapter summary, the seed sweep, then one table of claims per chapter."""
+def report_nodes(ledgers: list[dict], sweep: dict | None = None, links: dict[str, str] | None = None
+                 ) -> list[nodes.Node]:
+    """The book's headline (source results), a per-chapter summary, everything that did not plainly reproduce,
+    the seed sweep, then each chapter's source map and claims."""
+    links = links or {}
     if not ledgers:
         return [nodes.paragraph(text="No chapter ledgers were found: no chapter has run in this build.")]
     claims = [c for ledger in ledgers for c in ledger["claims"]]
-    intro = f"{len(ledgers)} chapter(s), {len(claims)} claims: {headline(claims)}"
-    out: list[nodes.Node] = [nodes.paragraph(text=intro)]
-    summary_columns = ("chapter", "run", *(f"{k} (pass/all)" for k in KINDS), "seed sweep")
-    out.append(_table(_summary_rows(ledgers, sweep), summary_columns, (24, 14, 16, 14, 14, 18)))
+    out: list[nodes.Node] = [nodes.paragraph(
+        text=f"{len(ledgers)} chapters, {len(claims)} claims. The book: {source_headline(*ledgers)}")]
+    out.append(_table(("chapter", "run", "source results", "claims by kind", "seed sweep"),
+                      _summary_rows(ledgers, sweep, links)))
+    open_section = nodes.section(ids=["not-reproduced"])
+    open_section += nodes.title(text="What did not plainly reproduce")
+    open_rows = _open_rows(ledgers, links)
+    open_section += nodes.paragraph(text=(
+        "Every source result that is not reproduced, inconclusive, not testable with our analogue, an erratum of "
+        "the source, or not attempted, with the reason." if open_rows else "Every source result reproduced."))
+    if open_rows:
+        open_section += _table(("chapter", "result", "where", "status", "carried by"), open_rows)
+    out.append(open_section)
     sweep_section = nodes.section(ids=["seed-sweep"])
     sweep_section += nodes.title(text="Robustness over seeds")
     sweep_section.extend(_sweep_nodes(sweep))
     out.append(sweep_section)
     for ledger in ledgers:
         section = nodes.section(ids=[f"claims-{ledger['chapter'].replace('_', '-')}"])
-        section += nodes.title(text=ledger["title"])
-        section += nodes.paragraph(text=f"{headline(ledger['claims'])} Run: profile {ledger['profile']}, "
-                                   f"seed {ledger['seed']}, device {ledger['device']}, written {ledger['written']}.")
-        section += _table([claim_row(c) for c in ledger["claims"]], COLUMNS, CLAIM_WIDTHS)
+        section += nodes.title(text=f"{ledger.get('number', '')} {ledger['title']}".strip())
+        section += nodes.paragraph(text=f"Run: profile {ledger['profile']}, seed {ledger['seed']}, device "
+                                   f"{ledger['device']}, written {ledger['written']}. {headline(ledger['claims'])}")
+        section += _raw(source_map_html(ledger))
+        section += _raw(claims_html(ledger["claims"]))
         out.append(section)
     return out
 
@@ -146,7 +182,15 @@ def _fill(app, doctree, docname):
                 f"reproduction report: no claims ledger for chapter {chapter!r}; rebuild with `make clean book`",
                 location=node,
             )
-        node.replace_self(report_nodes(ledgers, load_summary()))
+        order = {nb.stem: (i, nb.with_suffix("").as_posix()) for i, nb in enumerate(toc_notebooks(Path(app.srcdir)))}
+        ledgers.sort(key=lambda d: order.get(d["chapter"], (len(order), ""))[0])
+        links = {}
+        for ledger in ledgers:
+            if ledger["chapter"] in order:
+                number, doc = order[ledger["chapter"]]
+                ledger["number"] = f"{number + 1}."
+                links[ledger["chapter"]] = app.builder.get_relative_uri(docname, doc)
+        node.replace_self(report_nodes(ledgers, load_summary(), links))
 
 
 def _always_outdated(app, env, added, changed, removed):

@@ -6,7 +6,9 @@ ledger (``se=``) uses to refuse a verdict that sits within noise of its bound.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 
@@ -74,3 +76,50 @@ def smallest_step(means, ses, *, increasing: bool) -> tuple[float, float]:
     steps = m[1:] - m[:-1] if increasing else m[:-1] - m[1:]
     i = int(np.argmin(steps))
     return float(steps[i]), float(math.hypot(s[i], s[i + 1]))
+
+
+@dataclasses.dataclass(frozen=True)
+class Null:
+    """The same measurement on a trivial model (chance, the majority class, the untrained network, random features,
+    the prior rule): a reproduction must beat it, so the claim's test must fail on it. ``model`` names the trivial
+    model; ``passes`` is the test's verdict on the null where the test is a condition the caller computes (the
+    ledger evaluates numeric tests itself)."""
+
+    value: Any
+    model: str
+    se: float | None = None
+    passes: bool | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Estimate:
+    """A measured value with its standard error (over the trained models, seeds or samples it varies with) and,
+    optionally, the null it is to be compared with. The claims ledger takes it as ``measured=`` directly."""
+
+    value: float
+    se: float | None = None
+    null: Null | None = None
+
+    @classmethod
+    def of(cls, values, axis: int = 0, null: Null | None = None) -> Estimate:
+        """Mean and standard error (:func:`mean_se`) of a 1-d sample of values."""
+        mean, se = mean_se(values, axis)
+        return cls(float(mean), float(se), null)
+
+
+def difference(a: Estimate, b: Estimate) -> Estimate:
+    """a - b of two independent estimates, standard error sqrt(se_a^2 + se_b^2)."""
+    return Estimate(a.value - b.value, math.hypot(a.se or 0.0, b.se or 0.0))
+
+
+def slope_se(x, y) -> tuple[float, float]:
+    """Least-squares slope of ``y`` on ``x`` and its standard error (residual variance over n - 2 degrees of
+    freedom, divided by the spread of ``x``)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    xc = x - x.mean()
+    sxx = float(xc @ xc)
+    slope = float(xc @ (y - y.mean()) / sxx)
+    residual = y - y.mean() - slope * xc
+    dof = len(x) - 2
+    se = math.sqrt(float(residual @ residual) / dof / sxx) if dof > 0 else float("nan")
+    return slope, se
