@@ -73,6 +73,7 @@ def test_chapter_page_reads_as_a_reader_sees_it(page, site_url, chapter, screens
     assert all(t and t.lower() not in ("nan", "-nan") for t in pasted), "a glued value is empty or nan"
     headers = page.evaluate("() => [...document.querySelectorAll('main table')].map(t => t.innerText.split('\\n')[0])")
     assert any("kind" in h and "status" in h for h in headers), "no claims table with kinds and statuses"
+    assert any("result" in h and "carried by" in h for h in headers), "no source map at the chapter's end"
 
 
 def test_report_has_every_claim_and_counts_per_kind(page, site_url, site_ledgers):
@@ -80,13 +81,18 @@ def test_report_has_every_claim_and_counts_per_kind(page, site_url, site_ledgers
     errors, external = open_page(page, f"{site_url}/{report}.html")
     assert not errors and not external
     text = page.locator("main").inner_text()
-    assert "source claims reproduced" in text
-    for kind in KINDS:
-        assert f"{kind} (pass/all)" in text
+    assert "source results reproduced" in text and "What did not plainly reproduce" in text
+    links = page.evaluate("() => [...document.querySelectorAll('main table a')].map(a => a.getAttribute('href'))")
     for ledger in site_ledgers:
         assert ledger["title"] in text
+        assert any(link and link.endswith(f"{ledger['chapter']}.html") for link in links), \
+            f"the report does not link to chapter {ledger['chapter']}"
         for claim in ledger["claims"]:
             assert claim["id"] in text, f"report lacks claim {claim['id']} of {ledger['chapter']}"
+        for entry in ledger["sources"]:
+            assert entry["what"].split()[0] in text, f"report lacks source result {entry['id']}"
+    for kind in KINDS:
+        assert kind in text
 
 
 def test_a_chapter_prints_to_a_pdf_with_typeset_math(page, site_dir, tmp_path):
