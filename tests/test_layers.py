@@ -32,7 +32,8 @@ LAYERS = {
     "feature_learning.plotting": 7,
     "feature_learning.experiments": 8,
 }
-PURE = {"feature_learning.training.losses", "feature_learning.measure.metrics", "feature_learning.measure.statistics"}  # import nothing from the package
+# import nothing from the package
+PURE = {"feature_learning.training.losses", "feature_learning.measure.metrics", "feature_learning.measure.statistics"}
 
 # Upward imports that only re-export a moved function from a module the chapter ports will delete (with its
 # notebook import). Remove an entry when its module goes; the test fails while an entry is stale.

@@ -146,10 +146,22 @@ class Chapter:
         )
         header = "".join(f"<th>{p}</th>" for p in PROFILES)
         return (
-            head + "<p>Sizes that differ between profiles (this run's in bold; everything else is as in "
-            "<code>book</code>):</p>"
-            f"<table><thead><tr><th>size</th>{header}</tr></thead><tbody>{cells}</tbody></table>"
+            head + f"<details class='chapter-sizes'><summary>{len(rows)} sizes differ between profiles (this "
+            "run's in bold; everything else is as in <code>book</code>)</summary>"
+            f"<table><thead><tr><th>size</th>{header}</tr></thead><tbody>{cells}</tbody></table></details>"
         )
+
+
+def _sharp_figures() -> None:
+    """Figures shown in a notebook (and glued into the book) as PNGs at twice their resolution, so that they stay
+    sharp when the page shows them at or above their natural size (outside IPython this does nothing)."""
+    try:
+        from IPython import get_ipython
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+    except ImportError:
+        return
+    if get_ipython() is not None:
+        set_matplotlib_formats("retina")
 
 
 def open_chapter(name: str, title: str, *, prefix: str, profile: str, seed: int, device: str = "auto",
@@ -168,4 +180,5 @@ def open_chapter(name: str, title: str, *, prefix: str, profile: str, seed: int,
             raise TypeError(f"open_chapter: a sizes table takes no arguments, got {sorted(size_arguments)}")
         size, table = by_profile(profile, sizes), sizes
     ledger = ClaimLedger(name, title, profile=profile, seed=run.seed, device=run.device)
+    _sharp_figures()
     return Chapter(name=name, prefix=prefix, run=run, size=size, ledger=ledger, sizes_table=table)

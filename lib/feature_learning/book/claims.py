@@ -139,6 +139,10 @@ class Claim:
     def ok(self) -> bool:
         return self.status in ACCEPTED
 
+    def _ipython_display_(self) -> None:
+        """A claims cell that ends with a ledger call shows nothing (``chapter.checks()`` shows the table), rather
+        than the dataclass's repr."""
+
 
 @dataclasses.dataclass
 class SourceResult:
@@ -151,6 +155,9 @@ class SourceResult:
     claims: list[str]
     note: str | None = None  # why (required for not testable here, erratum, not attempted)
     analogue: str | None = None  # the analogue it was reproduced on
+
+    def _ipython_display_(self) -> None:
+        """A source-map cell shows nothing; ``chapter.close()`` shows the whole map."""
 
 
 def _plain(value: Any) -> Any:

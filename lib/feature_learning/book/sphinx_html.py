@@ -6,12 +6,18 @@
 * The page's download button serves ``_sources/<page>.ipynb``, the notebook as stored (without outputs). A reader
   who downloads a chapter should get what the book shows: the executed notebook (myst-nb's ``jupyter_execute``
   copy) replaces it.
+* The cell that papermill injects into a notebook run at another profile (tag ``injected-parameters``) is removed
+  from the page: the reader sees the chapter's own ``parameters`` cell, and the run's profile in the line that
+  opens the chapter.
+* A glued figure's image gets its caption as alternative text (myst-nb leaves the file path).
 """
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
+
+from docutils import nodes
 
 
 def _drop_repeated_scripts(app, pagename, templatename, context, doctree):
@@ -36,7 +42,26 @@ def _serve_executed_notebooks(app, exc):
             shutil.copyfile(copy, target)
 
 
+def _remove_injected_parameters(app, doctree):
+    for node in list(doctree.findall(nodes.container)):
+        if "tag_injected-parameters" in node.get("classes", []) and node.parent is not None:
+            node.parent.remove(node)
+
+
+def _alt_text_from_captions(app, doctree, docname):
+    for figure in doctree.findall(nodes.figure):
+        captions = [c for c in figure.findall(nodes.caption)]
+        if not captions:
+            continue
+        text = " ".join(captions[0].astext().split())
+        for image in figure.findall(nodes.image):
+            if not image.get("alt") or image.get("alt") == image.get("uri"):
+                image["alt"] = text
+
+
 def setup(app):
+    app.connect("doctree-read", _remove_injected_parameters)
+    app.connect("doctree-resolved", _alt_text_from_captions)
     app.connect("html-page-context", _drop_repeated_scripts)
     app.connect("build-finished", _serve_executed_notebooks)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
