@@ -26,3 +26,16 @@ def test_docstring_bars_and_trailing_underscores_are_escaped():
     doctree = publish_doctree("\n".join(lines), settings_overrides={"report_level": 5})
     assert "rho_+ + rho_-" in doctree.astext() and "|x|" in doctree.astext()
     assert not doctree.traverse(lambda n: n.tagname in ("reference", "substitution_reference", "problematic"))
+
+
+def test_every_layer_has_a_reference_page_listed_in_the_toc():
+    from pathlib import Path
+
+    from feature_learning.book.notebooks import toc_files
+
+    root = Path(__file__).resolve().parents[2]
+    files = toc_files(root)
+    for key, _ in SECTIONS:
+        page = root / "book" / "reference" / f"{key}.md"
+        assert f".. library-reference:: {key}" in page.read_text(), key
+        assert f"book/reference/{key}" in files, key

@@ -2,8 +2,9 @@
 
 The directive ``library-reference`` walks the package ``feature_learning`` and documents every module with autodoc, one
 section per sub-package in the order of the package's layers (data, models, training, measure, theory, plotting,
-experiments, the book's machinery). A module added or removed is picked up by the next build: the page cannot fall
-out of step with the code.
+experiments, the book's machinery). With an argument (``.. library-reference:: models``) it documents one sub-package:
+the book has one page per layer (``book/reference/<layer>.md``). A module added or removed is picked up by the next
+build: the pages cannot fall out of step with the code.
 """
 
 from __future__ import annotations
@@ -44,17 +45,22 @@ def modules(package: str = PACKAGE) -> dict[str, list[str]]:
 
 class LibraryReference(SphinxDirective):
     has_content = False
+    optional_arguments = 1
 
     def run(self):
         groups = modules()
         unknown = sorted(set(groups) - {key for key, _ in SECTIONS})
         if unknown:
             raise self.error(f"library-reference: sub-packages without a section: {unknown}")
+        wanted = self.arguments[0] if self.arguments else None
+        if wanted is not None and wanted not in dict(SECTIONS):
+            raise self.error(f"library-reference: no layer {wanted!r}; one of {[key for key, _ in SECTIONS]}")
         lines = []
         for key, title in SECTIONS:
-            if key not in groups:
+            if key not in groups or wanted not in (None, key):
                 continue
-            lines += [title, "-" * len(title), ""]
+            if wanted is None:
+                lines += [title, "-" * len(title), ""]
             for name in groups[key]:
                 lines += [f".. automodule:: {name}", "   :members:", "   :member-order: bysource", ""]
         container = nodes.section()
