@@ -97,3 +97,21 @@ def test_markdown_table_formats_numbers_and_escapes_pipes():
 
     text = markdown_table(["a", "b"], [["x|y", 0.123456], [3, 1234567.0]])
     assert text.splitlines() == ["| a | b |", "| --- | --- |", "| x\\|y | 0.1235 |", "| 3 | 1.235e6 |"]
+
+
+def test_glued_math_joins_a_relation_once_and_shows_nothing_in_the_cell(monkeypatch):
+    import sympy as sp
+
+    from feature_learning.book import display
+    from feature_learning.book.display import math_line
+
+    glued = {}
+    monkeypatch.setattr(display, "glue", lambda name, value, display=True: glued.__setitem__(name, value))
+
+    x = sp.Symbol("x")
+    assert math_line(x**2, r"f(x)") == "f(x) = x^{2}"
+    assert math_line(x**2, r"\|\theta\|^2\le") == r"\|\theta\|^2\le x^{2}"
+    assert math_line(x**2, "n =") == "n = x^{2}" and math_line(x**2) == "x^{2}"
+    out = open_test_chapter().glue_math("eq", x**2, "y")
+    assert out.latex == "y = x^{2}" and out._ipython_display_() is None
+    assert glued["tc_eq"].data == "y = x^{2}" and glued["tc_eq_inline"].data == "$y = x^{2}$"

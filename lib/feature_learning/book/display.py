@@ -11,14 +11,38 @@ def latex_of(value) -> str:
     return value if isinstance(value, str) else sp.latex(value)
 
 
-def glue_math(name: str, rhs, lhs: str | None = None) -> Math:
+# A left-hand side that already ends in a relation is joined to the right-hand side without another "=".
+RELATIONS = ("=", "<", ">", r"\le", r"\ge", r"\leq", r"\geq", r"\approx", r"\sim", r"\propto", r"\ne",
+             r"\neq", r"\equiv", r"\lesssim", r"\gtrsim", r"\to")
+
+
+def math_line(rhs, lhs: str | None = None) -> str:
+    """``lhs = rhs`` in LaTeX, or ``lhs rhs`` when ``lhs`` ends in a relation (``\\le``, ``=``, ...)."""
+    if not lhs:
+        return latex_of(rhs)
+    joiner = " " if lhs.rstrip().endswith(RELATIONS) else " = "
+    return lhs.rstrip() + joiner + latex_of(rhs)
+
+
+class Glued:
+    """What :func:`glue_math` returns: the LaTeX it glued. It shows nothing in the cell, so that an equation appears
+    once on the page, where the prose pastes it."""
+
+    def __init__(self, latex: str):
+        self.latex = latex
+
+    def _ipython_display_(self) -> None:
+        pass
+
+
+def glue_math(name: str, rhs, lhs: str | None = None) -> Glued:
     """Glue ``lhs = rhs`` (rhs a SymPy expression or LaTeX) as display math (``{glue:math}`name```) and as inline
-    math (``{glue:md}`name_inline:myst```, parsed as MyST so that its $...$ renders);
-    returns the Math object so the cell can also show it."""
-    latex = (f"{lhs} = " if lhs else "") + latex_of(rhs)
+    math (``{glue:md}`name_inline:myst```, parsed as MyST so that its $...$ renders). The cell shows nothing: the
+    prose pastes it."""
+    latex = math_line(rhs, lhs)
     glue(name, Math(latex), display=False)
     glue(f"{name}_inline", Markdown(f"${latex}$"), display=False)
-    return Math(latex)
+    return Glued(latex)
 
 
 def markdown_table(columns: list[str], rows: list[list]) -> str:
