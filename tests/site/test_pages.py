@@ -25,6 +25,39 @@ VISIBLE_PROSE_JS = """() => {
 NAVIGATION_JS = """() => [...document.querySelectorAll('.bd-sidebar-primary, .bd-header-article, nav')]
   .map(e => { const c = e.cloneNode(true); c.querySelectorAll('mjx-container, script').forEach(x => x.remove());
               return c.innerText; }).join('\\n')"""
+# What a reader sees of a page: the prose and every visible cell output (not code, not typeset math).
+VISIBLE_TEXT_JS = """() => {
+  const main = document.querySelector('main') || document.body;
+  const clone = main.cloneNode(true);
+  clone.querySelectorAll('.cell_input, script, style, mjx-container, details:not([open]) > :not(summary)')
+       .forEach(e => e.remove());
+  return clone.innerText;
+}"""
+# Markup and objects that must never reach a reader as text.
+RAW_MARKUP = (
+    (re.compile(r"^[ \t]*\|[^\n]*\|[ \t]*$", re.M), "a Markdown pipe table"),
+    (re.compile(r"```|^:::", re.M), "a MyST fence"),
+    (re.compile(r"\{(?:cite|glue|doc|ref|numref|prf|eq|math)[a-z:-]*\}"), "a MyST role"),
+    (re.compile(r"\$\$"), "$$"),
+    (re.compile(r"\b[A-Z]\w*\((?:\w+=)|object at 0x"), "a Python repr"),
+    (re.compile(r"\bEmptySet\b"), "SymPy's EmptySet"),
+    (re.compile(r"(?<![\w.])-?nan(?![\w.])", re.I), "nan"),
+)
+# The code a reader sees unfolded (cells tagged hide-input are folded into a closed <details>).
+UNFOLDED_CODE_JS = """() => [...document.querySelectorAll('main .cell_input')]
+  .filter(e => e.offsetParent !== null && !e.closest('details:not([open])')).map(e => e.innerText).join('\\n')"""
+
+
+def raw_markup(text: str) -> list[str]:
+    """Each kind of raw markup in ``text``, with the first place it occurs."""
+    found = []
+    for pattern, what in RAW_MARKUP:
+        match = pattern.search(text)
+        if match:
+            found.append(f"{what}: {text[max(0, match.start() - 40):match.end() + 40]!r}")
+    return found
+
+
 RAW_TEX = re.compile(r"\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|\$[^$\s][^$\n]{0,200}?[^$\s\\]\$")
 
 
@@ -74,6 +107,24 @@ def test_chapter_page_reads_as_a_reader_sees_it(page, site_url, chapter, screens
     headers = page.evaluate("() => [...document.querySelectorAll('main table')].map(t => t.innerText.split('\\n')[0])")
     assert any("kind" in h and "status" in h for h in headers), "no claims table with kinds and statuses"
     assert any("result" in h and "carried by" in h for h in headers), "no source map at the chapter's end"
+    assert not raw_markup(page.evaluate(VISIBLE_TEXT_JS)), raw_markup(page.evaluate(VISIBLE_TEXT_JS))
+    code = page.evaluate(UNFOLDED_CODE_JS)
+    assert "ledger." not in code and ".source(" not in code, "ledger calls shown unfolded: tag their cells hide-input"
+
+
+@pytest.mark.parametrize("name", ["intro", "reproduction_report", "execution_statistics", "library_reference"])
+def test_back_matter_shows_no_raw_markup(page, site_url, name):
+    path = next(f for f in toc_files(ROOT) if f.endswith(name))
+    errors, external = open_page(page, f"{site_url}/{path}.html")
+    assert not errors and not external
+    assert not raw_markup(page.evaluate(VISIBLE_TEXT_JS)), raw_markup(page.evaluate(VISIBLE_TEXT_JS))
+
+
+def test_raw_markup_is_recognised():
+    assert [f.split(":")[0] for f in raw_markup("| a | b |\n| --- | --- |")] == ["a Markdown pipe table"]
+    assert raw_markup("see {glue:md}`x`") and raw_markup("Claim(id='x', se=1)") and raw_markup("<x object at 0x7f>")
+    assert raw_markup("the set EmptySet") and raw_markup("value nan here") and raw_markup("$$x$$")
+    assert not raw_markup("a finance nanometre; f(x) = 1 and Sizes in |x| < 1")
 
 
 def test_report_has_every_claim_and_counts_per_kind(page, site_url, site_ledgers):
