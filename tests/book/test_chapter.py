@@ -70,7 +70,8 @@ def test_glue_names_carry_the_prefix_and_timed_glues_seconds(glued, tmp_path, mo
     assert "<td" not in ch.checks()._repr_html_().split("<tbody>")[1]  # nothing new since the last call
     assert "1 of 1 source results reproduced" in ch.close()._repr_html_()
     assert glued["tc_a"] == 1 and glued["tc_b"] == 2.5 and glued["tc_step_seconds"] >= 0
-    assert glued["tc_profile"] == "ci" and "tc_chapter_seconds" in glued
+    assert glued["tc_profile"] == "ci" and "tc_chapter_seconds" in glued and "tc_chapter_minutes" in glued
+    assert glued["tc_source_headline"].startswith("1 of 1 source results reproduced")
     assert (tmp_path / "test_chapter.json").exists()
 
 

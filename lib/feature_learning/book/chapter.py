@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from feature_learning.book.claims import ClaimLedger, SourceMap, claims_html, format_value
+from feature_learning.book.claims import ClaimLedger, SourceMap, claims_html, format_value, source_headline
 from feature_learning.book.display import glue_math, markdown_table
 from feature_learning.book.profiles import PROFILES, Run, by_profile, differences, start_run
 
@@ -117,10 +117,13 @@ class Chapter:
         return HTML(claims_html(new))
 
     def close(self) -> SourceMap:
-        """Glue the chapter's run time (``<prefix>_chapter_seconds``) and finish the ledger: it is written, the
+        """Glue the chapter's run time (``<prefix>_chapter_seconds``, ``<prefix>_chapter_minutes``) and its source
+        map's headline (``<prefix>_source_headline``, for the "At a glance" box at the top), and finish the ledger: it is written, the
         notebook fails if a claim failed or the source map disagrees with the claims, and the source map is shown."""
         self.glue("chapter_seconds", time.perf_counter() - self.started)
+        self.glue("chapter_minutes", f"{(time.perf_counter() - self.started) / 60:.1f}")
         self.glue("profile", self.profile)
+        self.glue("source_headline", source_headline(self.ledger.to_json()))
         return self.ledger.finish()
 
     # -- what this run is -----------------------------------------------------------------------------------------
