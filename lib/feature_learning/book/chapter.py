@@ -118,8 +118,9 @@ class Chapter:
 
     def close(self) -> SourceMap:
         """Glue the chapter's run time (``<prefix>_chapter_seconds``, ``<prefix>_chapter_minutes``) and its source
-        map's headline (``<prefix>_source_headline``, for the "At a glance" box at the top), and finish the ledger: it is written, the
-        notebook fails if a claim failed or the source map disagrees with the claims, and the source map is shown."""
+        map's headline (``<prefix>_source_headline``, for the "At a glance" box at the top), and finish the ledger:
+        it is written, the notebook fails if a claim failed or the source map disagrees with the claims, and the
+        source map is shown."""
         self.glue("chapter_seconds", time.perf_counter() - self.started)
         self.glue("chapter_minutes", f"{(time.perf_counter() - self.started) / 60:.1f}")
         self.glue("profile", self.profile)
