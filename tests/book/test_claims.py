@@ -241,9 +241,11 @@ def test_report_gathers_all_ledgers_per_chapter(tmp_path):
         _mapped_ledger(name, name.title()).write(tmp_path)
     ledgers = load_ledgers(tmp_path)
     assert [d["chapter"] for d in ledgers] == ["a_chapter", "b_chapter"]
+    ledgers[0]["json_uri"] = "../_static/ledgers/a_chapter.json"
     intro, summary, open_section, sweep, *chapters = report_nodes(ledgers, links={"a_chapter": "a.html"})
     assert "2 chapters, 12 claims. The book: 4 of 12 source results reproduced (2 on analogues)" in intro.astext()
     assert "<a href='a.html'>A_Chapter</a>" in summary.astext() and "not swept" in summary.astext()
+    assert "<a href='../_static/ledgers/a_chapter.json'>ledger (JSON)</a>" in summary.astext()
     assert "ImageNet" in open_section.astext() and "not testable here" in open_section.astext()
     assert "No seed sweep" in sweep.astext()
     assert [c.astext().splitlines()[0] for c in chapters] == ["A_Chapter", "B_Chapter"]

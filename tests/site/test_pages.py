@@ -138,6 +138,8 @@ def test_report_has_every_claim_and_counts_per_kind(page, site_url, site_ledgers
         assert ledger["title"] in text
         assert any(link and link.endswith(f"{ledger['chapter']}.html") for link in links), \
             f"the report does not link to chapter {ledger['chapter']}"
+        assert any(link and link.endswith(f"ledgers/{ledger['chapter']}.json") for link in links), \
+            f"the report does not offer the ledger of {ledger['chapter']} as JSON"
         for claim in ledger["claims"]:
             assert claim["id"] in text, f"report lacks claim {claim['id']} of {ledger['chapter']}"
         for entry in ledger["sources"]:

@@ -8,6 +8,8 @@ outdated on every build so it is always rewritten from the current ledgers.
 from __future__ import annotations
 
 import html
+import json
+import posixpath
 from pathlib import Path
 
 from docutils import nodes
@@ -73,6 +75,11 @@ def _sweep_cell(ledger: dict, sweep: dict | None) -> str:
     return f"{held}/{len(chapter['claims'])} claims hold at all {len(chapter['seeds'])} seeds"
 
 
+def _json_link(ledger: dict) -> str:
+    uri = ledger.get("json_uri")
+    return f"<br><a href='{html.escape(uri)}'>ledger (JSON)</a>" if uri else ""
+
+
 def _summary_rows(ledgers: list[dict], sweep: dict | None, links: dict[str, str]) -> list[list[str]]:
     """One row per chapter: its run, its source results by status, its claims by kind, its seed sweep."""
     rows = []
@@ -88,7 +95,8 @@ def _summary_rows(ledgers: list[dict], sweep: dict | None, links: dict[str, str]
         if failing:
             kinds += f"<br><strong>{len(failing)} FAILING</strong>"
         run = html.escape(f"{ledger['profile']}, seed {ledger['seed']}, {ledger['device']}")
-        rows.append([_link(ledger, links), run, results, kinds, html.escape(_sweep_cell(ledger, sweep))])
+        rows.append([_link(ledger, links) + _json_link(ledger), run, results, kinds,
+                     html.escape(_sweep_cell(ledger, sweep))])
     return rows
 
 
@@ -190,7 +198,19 @@ def _fill(app, doctree, docname):
                 number, doc = order[ledger["chapter"]]
                 ledger["number"] = f"{number + 1}."
                 links[ledger["chapter"]] = app.builder.get_relative_uri(docname, doc)
+            ledger["json_uri"] = posixpath.relpath(f"_static/ledgers/{ledger['chapter']}.json",
+                                                   posixpath.dirname(docname) or ".")
         node.replace_self(report_nodes(ledgers, load_summary(), links))
+
+
+def _copy_ledgers(app, exc):
+    """Every ledger of the build, downloadable beside the report as ``_static/ledgers/<chapter>.json``."""
+    if exc is not None or app.builder.format != "html":
+        return
+    folder = Path(app.outdir) / "_static" / "ledgers"
+    folder.mkdir(parents=True, exist_ok=True)
+    for ledger in load_ledgers():
+        (folder / f"{ledger['chapter']}.json").write_text(json.dumps(ledger, indent=1, ensure_ascii=False) + "\n")
 
 
 def _always_outdated(app, env, added, changed, removed):
@@ -202,4 +222,5 @@ def setup(app):
     app.add_directive("reproduction-report", ReproductionReport)
     app.connect("doctree-resolved", _fill)
     app.connect("env-get-outdated", _always_outdated)
+    app.connect("build-finished", _copy_ledgers)
     return {"version": "1", "parallel_read_safe": False, "parallel_write_safe": True}
