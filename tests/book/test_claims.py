@@ -312,3 +312,23 @@ def test_report_names_chapters_without_a_ledger(tmp_path):
     root = Path(__file__).resolve().parents[2]
     assert "fourier_circuits" in missing_ledgers(root, [])
     assert "fourier_circuits" not in missing_ledgers(root, [{"chapter": "fourier_circuits"}])
+
+
+def test_full_runs_are_kept_per_chapter_and_shown_in_the_report(tmp_path):
+    from feature_learning.book.seeds import keep_full_runs, load_full_runs
+    from feature_learning.book.sphinx_report import full_run_cell
+
+    led = _mapped_ledger().to_json()
+    led["device"] = "cuda:0"
+    ok = {"chapter": "demo", "profile": "full", "seed": 0, "ok": True, "error": None, "ledger": led}
+    crashed = {"chapter": "other", "profile": "full", "seed": 0, "ok": False, "error": "CUDA out of memory",
+               "device": "cuda", "ledger": None}
+    ci = {**ok, "chapter": "ci_only", "profile": "ci"}
+    paths = keep_full_runs([ok, crashed, ci], tmp_path)
+    assert sorted(p.name for p in paths) == ["demo.json", "other.json"]
+    runs = load_full_runs(tmp_path)
+    assert full_run_cell(runs["demo"]).startswith("cuda:0, ") and "6 of 6 claims hold" in full_run_cell(runs["demo"])
+    assert "crashed before its ledger (CUDA out of memory)" in full_run_cell(runs["other"])
+    assert full_run_cell(None) == "none stored yet"
+    intro, summary, *_ = report_nodes([led], full_runs=runs)
+    assert "6 of 6 claims hold" in summary.astext()

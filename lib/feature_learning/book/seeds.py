@@ -169,6 +169,36 @@ def load_summary(path: Path | None = None) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def keep_full_runs(records: list[dict], out: Path) -> list[Path]:
+    """Store the ledgers of ``full``-profile runs in the repository (``results/full/<chapter>.json``), separate from
+    the ``ci`` and ``book`` ledgers of the build folders: for each chapter its latest record (the run's device, date,
+    exit status and error, and its ledger if the notebook got as far as writing it). The reproduction report shows
+    them per chapter."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for rec in records:
+        if rec.get("profile") != "full":
+            continue
+        ledger = rec.get("ledger") or {}
+        entry = {"chapter": rec["chapter"], "profile": "full", "seed": rec["seed"], "ok": rec["ok"],
+                 "error": rec.get("error"), "device": ledger.get("device", rec.get("device")),
+                 "written": ledger.get("written") or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                 "ledger": rec.get("ledger")}
+        path = out / f"{rec['chapter']}.json"
+        path.write_text(json.dumps(entry, indent=1, ensure_ascii=False) + "\n")
+        written.append(path)
+    return written
+
+
+def load_full_runs(folder: Path | None = None) -> dict[str, dict]:
+    """The stored ``full`` runs (:func:`keep_full_runs`), by chapter; ``BOOK_RESULTS_DIR`` overrides the folder
+    (default ``<project root>/results/full``)."""
+    folder = folder or Path(os.environ.get("BOOK_RESULTS_DIR") or project_root() / "results" / "full")
+    if not folder.exists():
+        return {}
+    return {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -184,7 +214,15 @@ def main(argv: list[str] | None = None) -> int:
     summ.add_argument("--near", type=float, default=2.5, help="list passing claims with mean/sd of the margin below")
     check = sub.add_parser("check", help="exit 1 unless every claim of the summary holds at every seed")
     check.add_argument("summary", type=Path)
+    keep = sub.add_parser("keep-full", help="store full-profile run records as results/full/<chapter>.json")
+    keep.add_argument("records", type=Path, nargs="+")
+    keep.add_argument("--out", type=Path, default=None, help="default: <project root>/results/full")
     args = parser.parse_args(argv)
+    if args.command == "keep-full":
+        paths = keep_full_runs([json.loads(p.read_text()) for p in args.records],
+                               args.out or project_root() / "results" / "full")
+        print("\n".join(str(p) for p in paths) or "no full-profile records given")
+        return 0
     if args.command == "check":
         summary = json.loads(args.summary.read_text())
         print("every claim holds at every seed" if summary["all_hold"] else "some claims do NOT hold at every seed")

@@ -30,7 +30,7 @@ from feature_learning.book.claims import (
     tally,
 )
 from feature_learning.book.notebooks import toc_notebooks
-from feature_learning.book.seeds import load_summary
+from feature_learning.book.seeds import load_full_runs, load_summary
 
 logger = logging.getLogger(__name__)
 
@@ -80,8 +80,24 @@ def _json_link(ledger: dict) -> str:
     return f"<br><a href='{html.escape(uri)}'>ledger (JSON)</a>" if uri else ""
 
 
-def _summary_rows(ledgers: list[dict], sweep: dict | None, links: dict[str, str]) -> list[list[str]]:
-    """One row per chapter: its run, its source results by status, its claims by kind, its seed sweep."""
+def full_run_cell(run: dict | None) -> str:
+    """The latest stored ``full`` run of a chapter: device, date and claims held, or why it did not finish."""
+    if run is None:
+        return "none stored yet"
+    when = str(run.get("written", "?"))[:10]
+    head = f"{run.get('device', '?')}, {when}, seed {run.get('seed', '?')}: "
+    ledger = run.get("ledger")
+    if ledger is None:
+        return head + f"crashed before its ledger ({run.get('error') or 'no error recorded'})"
+    claims = ledger.get("claims", [])
+    held = sum(c["status"] in ACCEPTED for c in claims)
+    return head + f"{held} of {len(claims)} claims hold" + ("" if run.get("ok") else f"; FAILED: {run.get('error')}")
+
+
+def _summary_rows(ledgers: list[dict], sweep: dict | None, links: dict[str, str],
+                  full_runs: dict[str, dict] | None = None) -> list[list[str]]:
+    """One row per chapter: its run, its source results by status, its claims by kind, its seed sweep, and its
+    latest stored ``full`` run."""
     rows = []
     for ledger in ledgers:
         counts = source_tally([ledger])
@@ -96,7 +112,8 @@ def _summary_rows(ledgers: list[dict], sweep: dict | None, links: dict[str, str]
             kinds += f"<br><strong>{len(failing)} FAILING</strong>"
         run = html.escape(f"{ledger['profile']}, seed {ledger['seed']}, {ledger['device']}")
         rows.append([_link(ledger, links) + _json_link(ledger), run, results, kinds,
-                     html.escape(_sweep_cell(ledger, sweep))])
+                     html.escape(_sweep_cell(ledger, sweep)),
+                     html.escape(full_run_cell((full_runs or {}).get(ledger["chapter"])))])
     return rows
 
 
@@ -138,8 +155,8 @@ def _sweep_nodes(sweep: dict | None) -> list[nodes.Node]:
     return out
 
 
-def report_nodes(ledgers: list[dict], sweep: dict | None = None, links: dict[str, str] | None = None
-                 ) -> list[nodes.Node]:
+def report_nodes(ledgers: list[dict], sweep: dict | None = None, links: dict[str, str] | None = None,
+                 full_runs: dict[str, dict] | None = None) -> list[nodes.Node]:
     """The book's headline (source results), a per-chapter summary, everything that did not plainly reproduce,
     the seed sweep, then each chapter's source map and claims."""
     links = links or {}
@@ -148,8 +165,8 @@ def report_nodes(ledgers: list[dict], sweep: dict | None = None, links: dict[str
     claims = [c for ledger in ledgers for c in ledger["claims"]]
     out: list[nodes.Node] = [nodes.paragraph(
         text=f"{len(ledgers)} chapters, {len(claims)} claims. The book: {source_headline(*ledgers)}")]
-    out.append(_table(("chapter", "run", "source results", "claims by kind", "seed sweep"),
-                      _summary_rows(ledgers, sweep, links)))
+    out.append(_table(("chapter", "this build's run", "source results", "claims by kind", "seed sweep",
+                       "latest full run (results/full)"), _summary_rows(ledgers, sweep, links, full_runs)))
     open_section = nodes.section(ids=["not-reproduced"])
     open_section += nodes.title(text="What did not plainly reproduce")
     open_rows = _open_rows(ledgers, links)
@@ -200,7 +217,7 @@ def _fill(app, doctree, docname):
                 links[ledger["chapter"]] = app.builder.get_relative_uri(docname, doc)
             ledger["json_uri"] = posixpath.relpath(f"_static/ledgers/{ledger['chapter']}.json",
                                                    posixpath.dirname(docname) or ".")
-        node.replace_self(report_nodes(ledgers, load_summary(), links))
+        node.replace_self(report_nodes(ledgers, load_summary(), links, load_full_runs()))
 
 
 def _copy_ledgers(app, exc):
