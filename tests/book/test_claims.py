@@ -332,3 +332,22 @@ def test_full_runs_are_kept_per_chapter_and_shown_in_the_report(tmp_path):
     assert full_run_cell(None) == "none stored yet"
     intro, summary, *_ = report_nodes([led], full_runs=runs)
     assert "6 of 6 claims hold" in summary.astext()
+
+
+def test_execution_table_reads_each_chapters_glued_run_time(tmp_path):
+    from pathlib import Path
+
+    from feature_learning.book.notebooks import toc_notebooks
+    from feature_learning.book.sphinx_report import execution_rows
+
+    root = Path(__file__).resolve().parents[2]
+    first = toc_notebooks(root)[0]
+    glue = {"output_type": "display_data", "data": {"text/plain": "84.2"},
+            "metadata": {"scrapbook": {"name": "fe_chapter_seconds"}}}
+    (tmp_path / first).parent.mkdir(parents=True)
+    (tmp_path / first).write_text(json.dumps({"cells": [{"cell_type": "code", "outputs": [glue]}]}))
+    led = _mapped_ledger(first.stem).to_json()
+    rows = execution_rows(root, [tmp_path], {first.stem: led})
+    assert rows[0][1:] == ["book, seed 1, cpu", led["written"].replace("T", " ")[:16] + " UTC", "84 s",
+                           "every claim holds"]
+    assert rows[1][3] == "not executed in this build" and rows[1][1] == "no ledger"

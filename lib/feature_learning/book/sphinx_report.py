@@ -42,6 +42,10 @@ class report_placeholder(nodes.General, nodes.Element):
     """Replaced by the report table in the write phase."""
 
 
+class execution_placeholder(nodes.General, nodes.Element):
+    """Replaced by the execution-statistics table in the write phase."""
+
+
 class ReproductionReport(Directive):
     has_content = False
 
@@ -49,6 +53,53 @@ class ReproductionReport(Directive):
         env = self.state.document.settings.env
         env.reproduction_report_docs = getattr(env, "reproduction_report_docs", set()) | {env.docname}
         return [report_placeholder()]
+
+
+class ExecutionTable(Directive):
+    """``execution-table``: when, where and for how long each chapter ran for this build, whoever executed it
+    (the book's own execution, or notebooks executed elsewhere and staged with ``make site``)."""
+
+    has_content = False
+
+    def run(self):
+        env = self.state.document.settings.env
+        env.reproduction_report_docs = getattr(env, "reproduction_report_docs", set()) | {env.docname}
+        return [execution_placeholder()]
+
+
+def glued_value(notebook: dict, suffix: str):
+    """The text/plain value glued under a name ending in ``suffix`` in an executed notebook, else None."""
+    for cell in notebook.get("cells", []):
+        for out in cell.get("outputs", []):
+            name = out.get("metadata", {}).get("scrapbook", {}).get("name", "")
+            if name.endswith(suffix) and "text/plain" in out.get("data", {}):
+                text = out["data"]["text/plain"]
+                return "".join(text) if isinstance(text, list) else text
+    return None
+
+
+def execution_rows(root: Path, executed_dirs: list[Path], ledgers: dict[str, dict]) -> list[list[str]]:
+    """One row per chapter of the table of contents: profile, seed, device, when its ledger was written, and its run
+    time (glued by the chapter as ``<prefix>_chapter_seconds``)."""
+    rows = []
+    for number, nb in enumerate(toc_notebooks(root), start=1):
+        notebook = None
+        for folder in executed_dirs:
+            path = folder / nb
+            if path.exists():
+                candidate = json.loads(path.read_text())
+                if any(c.get("outputs") for c in candidate.get("cells", [])):
+                    notebook = candidate
+                    break
+        seconds = glued_value(notebook, "_chapter_seconds") if notebook else None
+        ledger = ledgers.get(nb.stem)
+        run = (f"{ledger['profile']}, seed {ledger['seed']}, {ledger['device']}" if ledger else "no ledger")
+        when = ledger["written"].replace("T", " ")[:16] + " UTC" if ledger else "—"
+        took = f"{float(seconds):.0f} s" if seconds not in (None, "") else "not executed in this build"
+        status = ("every claim holds" if ledger and all(c["status"] in ACCEPTED for c in ledger["claims"])
+                  else "claims FAILING" if ledger else "—")
+        rows.append([f"{number}. {html.escape(nb.stem.replace('_', ' '))}", html.escape(run), when, took, status])
+    return rows
 
 
 def _raw(text: str) -> nodes.raw:
@@ -197,6 +248,14 @@ def missing_ledgers(root: Path, ledgers: list[dict]) -> list[str]:
     return [nb.stem for nb in toc_notebooks(root) if nb.stem not in have]
 
 
+def _fill_execution(app, doctree, docname):
+    for node in doctree.findall(execution_placeholder):
+        ledgers = {ledger["chapter"]: ledger for ledger in load_ledgers()}
+        executed = [Path(app.srcdir), Path(app.outdir).parent / "jupyter_execute"]
+        rows = execution_rows(Path(app.srcdir), executed, ledgers)
+        node.replace_self(_table(("chapter", "run", "ledger written", "run time", "claims"), rows))
+
+
 def _fill(app, doctree, docname):
     for node in doctree.findall(report_placeholder):
         ledgers = load_ledgers()
@@ -237,6 +296,9 @@ def _always_outdated(app, env, added, changed, removed):
 def setup(app):
     app.add_node(report_placeholder)
     app.add_directive("reproduction-report", ReproductionReport)
+    app.add_node(execution_placeholder)
+    app.add_directive("execution-table", ExecutionTable)
+    app.connect("doctree-resolved", _fill_execution)
     app.connect("doctree-resolved", _fill)
     app.connect("env-get-outdated", _always_outdated)
     app.connect("build-finished", _copy_ledgers)
