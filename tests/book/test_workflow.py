@@ -44,3 +44,52 @@ def test_full_profile_on_gpus_is_planned_and_unknown_chapters_are_refused():
         env={**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")},
     )
     assert result.returncode != 0 and "no_such_chapter" in result.stdout + result.stderr
+
+
+def readme_gpu_command() -> str:
+    """The README's command that runs every chapter at `full` on one GPU."""
+    lines = [line.strip() for line in (ROOT / "README.md").read_text().splitlines()
+             if "snakemake -s workflow/Snakefile" in line and "profile=full" in line and "gpu=1" in line]
+    assert len(lines) == 1, f"README.md: expected one one-GPU full command, found {lines}"
+    return lines[0].strip("`")
+
+
+def test_readmes_one_gpu_command_plans_every_chapter_once_one_gpu_job_at_a_time_with_cpu_threads():
+    """The exact README line, in Snakemake's dry-run mode: one seed of every chapter at `full`, each job declaring the
+    one GPU (so `--resources gpu=1` runs them one at a time) and more than one CPU thread."""
+    command = readme_gpu_command()
+    assert command.startswith("PATH=$PWD/.venv/bin:$PATH snakemake ") and "--cores" in command
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+    result = subprocess.run(["bash", "-c", command + " -n --forceall"], cwd=ROOT, env=env, capture_output=True,
+                            text=True)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out[-2000:]
+    counts = dict(re.findall(r"^(chapter_at_seed|summary|total)\s+(\d+)\s*$", out, flags=re.M))
+    chapters = len(toc_notebooks(ROOT))
+    assert counts == {"chapter_at_seed": str(chapters), "summary": "1", "total": str(chapters + 1)}
+    assert set(re.findall(r"seeds-full/\w+/seed(\d+)\.json", out)) == {"0"}
+    jobs = re.findall(r"rule chapter_at_seed:.*?threads: (\d+)\s+resources: ([^\n]*)", out, flags=re.S)
+    assert len(jobs) == chapters and all(int(t) > 1 and "gpu=1" in r for t, r in jobs)
+    assert re.search(r"--resources gpu=1\b", command)  # the machine's one GPU: at most one job on it at a time
+
+
+def test_a_run_locks_the_only_gpu(monkeypatch, tmp_path):
+    """With one GPU and no scheduler, a run holds the GPU's lock (the next run waits for it)."""
+    import fcntl
+
+    import torch
+
+    from feature_learning.book.seeds import claimed_gpu
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    with claimed_gpu("cuda", tmp_path):
+        assert os.environ["CUDA_VISIBLE_DEVICES"] == "0"
+        with open(tmp_path / "gpu0.lock", "w") as other:
+            try:
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                raise AssertionError("the GPU's lock was free during a run")
+            except BlockingIOError:
+                pass
+    assert "CUDA_VISIBLE_DEVICES" not in os.environ
