@@ -11,12 +11,12 @@ from feature_learning.book.notebooks import toc_notebooks
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def dry_run(*config: str) -> str:
+def dry_run(*config: str, options: tuple[str, ...] = ()) -> str:
     bindir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
     result = subprocess.run(
         [str(Path(bindir) / "snakemake"), "-s", "workflow/Snakefile", "-d", str(ROOT), "-n", "--cores", "2",
-         "--quiet", "rules", "--forceall", "--config", *config],
+         "--quiet", "rules", "--forceall", *options, "--config", *config],
         cwd=ROOT, env=env, capture_output=True, text=True,
     )
     assert result.returncode == 0, result.stderr[-2000:]
@@ -36,7 +36,8 @@ def test_empty_chapters_as_make_seeds_passes_them_means_every_chapter():
 
 
 def test_full_profile_on_gpus_is_planned_and_unknown_chapters_are_refused():
-    assert "chapter_at_seed" in dry_run("profile=full", "seeds=0", "device=cuda", "gpus=1")
+    assert "chapter_at_seed" in dry_run("profile=full", "seeds=0", "device=cuda", "gpus=1",
+                                        options=("--resources", "gpu=1"))
     bindir = str(Path(sys.executable).parent)
     result = subprocess.run(
         [str(Path(bindir) / "snakemake"), "-s", "workflow/Snakefile", "-d", str(ROOT), "-n", "--cores", "1",
@@ -73,23 +74,12 @@ def test_readmes_one_gpu_command_plans_every_chapter_once_one_gpu_job_at_a_time_
     assert re.search(r"--resources gpu=1\b", command)  # the machine's one GPU: at most one job on it at a time
 
 
-def test_a_run_locks_the_only_gpu(monkeypatch, tmp_path):
-    """With one GPU and no scheduler, a run holds the GPU's lock (the next run waits for it)."""
-    import fcntl
-
-    import torch
-
-    from feature_learning.book.seeds import claimed_gpu
-
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    with claimed_gpu("cuda", tmp_path):
-        assert os.environ["CUDA_VISIBLE_DEVICES"] == "0"
-        with open(tmp_path / "gpu0.lock", "w") as other:
-            try:
-                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                raise AssertionError("the GPU's lock was free during a run")
-            except BlockingIOError:
-                pass
-    assert "CUDA_VISIBLE_DEVICES" not in os.environ
+def test_gpu_jobs_without_the_gpu_count_are_refused():
+    """Without `--resources gpu=N` Snakemake would start every GPU job at once on one GPU."""
+    bindir = str(Path(sys.executable).parent)
+    result = subprocess.run(
+        [str(Path(bindir) / "snakemake"), "-s", "workflow/Snakefile", "-d", str(ROOT), "-n", "--cores", "16",
+         "--config", "profile=full", "device=cuda", "gpus=1"], cwd=ROOT, capture_output=True, text=True,
+        env={**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")},
+    )
+    assert result.returncode != 0 and "--resources gpu=" in result.stdout + result.stderr

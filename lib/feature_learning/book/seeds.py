@@ -36,9 +36,8 @@ ACCEPTED = (STATUS_PASS, STATUS_NOT_REPRODUCED)
 
 @contextlib.contextmanager
 def claimed_gpu(device: str, locks: Path):
-    """On a machine with GPUs and no ``CUDA_VISIBLE_DEVICES`` (a scheduler such as SLURM sets it), hold a lock on one
-    free GPU for the duration of the run and make it the only visible one; with one GPU, runs take it in turn even if
-    Snakemake was not told ``--resources gpu=1``. Otherwise do nothing."""
+    """On a machine with several GPUs and no ``CUDA_VISIBLE_DEVICES`` (a scheduler such as SLURM sets it), hold a
+    lock on one free GPU for the duration of the run and make it the only visible one. Otherwise do nothing."""
     if device not in ("cuda", "auto") or "CUDA_VISIBLE_DEVICES" in os.environ:
         yield
         return
@@ -47,7 +46,7 @@ def claimed_gpu(device: str, locks: Path):
     import torch
 
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    if count < 1:
+    if count < 2:
         yield
         return
     locks.mkdir(parents=True, exist_ok=True)
