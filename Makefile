@@ -55,6 +55,12 @@ test: $(STAMP) $(BROWSER_STAMP)
 test-cuda: $(STAMP)
 	$(BIN)/python -m feature_learning.book.cuda_smoke --jobs $(or $(JOBS),4)
 
+# Before renting a GPU: each chapter's `full` time and memory predicted on this machine's device from two cut-down
+# runs (feature_learning.book.plan; STEPS = the smallest step count of the first run, LIMIT = seconds per chapter).
+plan: $(STAMP)
+	$(BIN)/python -m feature_learning.book.plan --steps $(or $(STEPS),4) --limit $(or $(LIMIT),600) \
+		--json _build/plan.json $(if $(CHAPTERS),--chapters $(CHAPTERS))
+
 # The HTML book from notebooks executed elsewhere (the ci run above, a seed sweep, a `full` run on a GPU cluster):
 #   make site FROM=<folder of executed notebooks> [CLAIMS=<folder of ledgers>] [SEED=0] [SITE=_build/site]
 SITE ?= _build/site
