@@ -7,6 +7,7 @@ outdated on every build so it is always rewritten from the current ledgers.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from docutils import nodes
@@ -20,6 +21,7 @@ from feature_learning.book.claims import (
     STATUS_NOT_REPRODUCED,
     STATUS_PASS,
     claim_row,
+    claims_dir,
     headline,
     load_ledgers,
     tally,
@@ -136,17 +138,51 @@ def missing_ledgers(root: Path, ledgers: list[dict]) -> list[str]:
     return [nb.stem for nb in toc_notebooks(root) if nb.stem not in have]
 
 
+def failed_runs(folder: Path | None = None) -> list[dict]:
+    """The runs staged without a ledger because they failed (``site.stage`` writes ``<claims>/failed/*.json``)."""
+    folder = (Path(folder) if folder is not None else claims_dir()) / "failed"
+    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))] if folder.exists() else []
+
+
+def staged_summary(folder: Path | None = None) -> dict | None:
+    """The sweep summary staged with the ledgers (a book built FROM a sweep), else the latest ci sweep's."""
+    path = (Path(folder) if folder is not None else claims_dir()) / "sweep" / "summary.json"
+    return json.loads(path.read_text()) if path.exists() else load_summary()
+
+
+def failed_nodes(failed: list[dict]) -> list[nodes.Node]:
+    if not failed:
+        return []
+    section = nodes.section(ids=["failed-runs"])
+    section += nodes.title(text="Runs that failed")
+    section += nodes.paragraph(text=f"{len(failed)} chapter run(s) stopped before writing their claims ledger; "
+                                    "their pages show the notebook as it stopped, and their claims are not counted "
+                                    "above.")
+    items = nodes.bullet_list()
+    for run in failed:
+        item = nodes.list_item()
+        item += nodes.paragraph(text=f"{run['chapter']} (profile {run.get('profile')}, seed {run.get('seed')}, "
+                                     f"device {run.get('device')}): {run.get('error')}")
+        items += item
+    section += items
+    return [section]
+
+
 def _fill(app, doctree, docname):
     for node in doctree.findall(report_placeholder):
         ledgers = load_ledgers()
+        failed = failed_runs()
+        crashed = {run["chapter"] for run in failed}
         for chapter in missing_ledgers(Path(app.srcdir), ledgers):
+            if chapter in crashed:
+                continue
             # A chapter whose notebook came from the execution cache of an earlier build whose ledgers were
             # deleted: the report would silently leave it out, so the (strict) build fails instead.
             logger.warning(
                 f"reproduction report: no claims ledger for chapter {chapter!r}; rebuild with `make clean book`",
                 location=node,
             )
-        node.replace_self(report_nodes(ledgers, load_summary()))
+        node.replace_self(failed_nodes(failed) + report_nodes(ledgers, staged_summary()))
 
 
 def _always_outdated(app, env, added, changed, removed):
