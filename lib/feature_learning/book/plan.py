@@ -265,8 +265,11 @@ def plan_chapter(chapter: str, steps: int, device: str, limit: float, max_memory
            "--device", device] + (["--max-memory-gb", str(max_memory_gb)] if max_memory_gb else [])
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
-    except subprocess.TimeoutExpired:
-        return {"chapter": chapter, "error": f"over the limit of {limit:.0f} s for the two probes"}
+    except subprocess.TimeoutExpired as exc:
+        err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+        done = [line.split(" ", 3)[-1] for line in err.splitlines() if line.startswith("[plan]")]
+        return {"chapter": chapter, "error": f"over the limit of {limit:.0f} s for the two probes",
+                "timed_before_the_limit": done}
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1][:200]
@@ -308,7 +311,9 @@ def table(rows: list[dict]) -> str:
     lines = [head]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['chapter']} | not predicted: {r['error']} | | | | | |")
+            done = r.get("timed_before_the_limit") or []
+            note = ("timed before the limit: " + "; ".join(done)) if done else ""
+            lines.append(f"| {r['chapter']} | not predicted: {r['error']} | | | | | {note} |")
             continue
         lines.append(f"| {r['chapter']} | {_minutes(r['predicted_seconds'])} | {_minutes(r['fixed_seconds'])} "
                      f"| {_minutes(r['measured_seconds'])} | {_gb(r['cpu_peak_bytes'])} "
