@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 CI_NOTEBOOKS := _build/ci-notebooks
 
-.PHONY: install book test site pdf seeds lint benchmark clean
+.PHONY: install book test test-cuda plan site pdf seeds lint benchmark clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,17 @@ test: $(STAMP) $(BROWSER_STAMP)
 	$(MAKE) --no-print-directory site FROM=$(CI_NOTEBOOKS) CLAIMS=_build/claims-ci SITE=$(SITE_CI)
 	BOOK_SITE=$(CURDIR)/$(SITE_CI)/_build/html BOOK_SITE_CLAIMS=$(CURDIR)/$(SITE_CI)/_claims \
 		$(BIN)/python -m pytest -p no:cacheprovider tests/site
+
+# On a GPU machine, before any `full` run: every chapter at `ci` with device=cuda, JOBS at a time (default 4), into
+# _build/cuda-smoke; fails if a chapter crashes or fails a claim. Without CUDA it says so, runs nothing and succeeds.
+test-cuda: $(STAMP)
+	$(BIN)/python -m feature_learning.book.cuda_smoke --jobs $(or $(JOBS),4)
+
+# Before renting a GPU: each chapter's `full` time and memory predicted on this machine's device from two cut-down
+# runs (feature_learning.book.plan; STEPS = the smallest step count of the first run, LIMIT = seconds per chapter).
+plan: $(STAMP)
+	$(BIN)/python -m feature_learning.book.plan --steps $(or $(STEPS),4) --limit $(or $(LIMIT),600) \
+		--json _build/plan.json $(if $(CHAPTERS),--chapters $(CHAPTERS))
 
 # The HTML book from notebooks executed elsewhere (the ci run above, a seed sweep, a `full` run on a GPU cluster):
 #   make site FROM=<folder of executed notebooks> [CLAIMS=<folder of ledgers>] [SEED=0] [SITE=_build/site]

@@ -64,3 +64,24 @@ def test_unexecuted_or_missing_notebooks_and_ledgers_are_refused(root, tmp_path)
     _notebook(run / "book" / "ch" / "demo.ipynb", executed=True)
     with pytest.raises(StagingError, match="no claims ledger"):
         stage(run, tmp_path / "site", root=root)
+
+
+def test_a_sweep_run_that_crashed_is_staged_and_listed_not_fatal(root, tmp_path):
+    """A chapter that stopped before writing its ledger (say, a CUDA error) does not withhold the rest of the book:
+    its notebook is staged as it stopped and its record goes to _claims/failed/ for the report."""
+    from feature_learning.book.sphinx_report import failed_nodes, failed_runs, staged_summary
+
+    sweep = tmp_path / "sweep"
+    _notebook(sweep / "demo" / "seed0.ipynb", executed=True)
+    (sweep / "demo" / "seed0.json").write_text(json.dumps(
+        {"chapter": "demo", "profile": "full", "seed": 0, "device": "cuda", "ok": False, "ledger": None,
+         "error": "RuntimeError: Expected all tensors to be on the same device"}))
+    (sweep / "summary.json").write_text(json.dumps({"all_hold": False, "chapters": {}}))
+    out = stage(sweep, tmp_path / "site", root=root)
+    assert (out / "book" / "ch" / "demo.ipynb").exists() and not (out / "_claims" / "demo.json").exists()
+    failed = failed_runs(out / "_claims")
+    assert failed == [{"chapter": "demo", "profile": "full", "seed": 0, "device": "cuda",
+                       "error": "RuntimeError: Expected all tensors to be on the same device"}]
+    assert staged_summary(out / "_claims") == {"all_hold": False, "chapters": {}}  # the sweep's own summary
+    text = failed_nodes(failed)[0].astext()
+    assert "Runs that failed" in text and "demo" in text and "same device" in text

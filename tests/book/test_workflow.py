@@ -11,12 +11,12 @@ from feature_learning.book.notebooks import toc_notebooks
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def dry_run(*config: str) -> str:
+def dry_run(*config: str, options: tuple[str, ...] = ()) -> str:
     bindir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
     result = subprocess.run(
         [str(Path(bindir) / "snakemake"), "-s", "workflow/Snakefile", "-d", str(ROOT), "-n", "--cores", "2",
-         "--quiet", "rules", "--forceall", "--config", *config],
+         "--quiet", "rules", "--forceall", *options, "--config", *config],
         cwd=ROOT, env=env, capture_output=True, text=True,
     )
     assert result.returncode == 0, result.stderr[-2000:]
@@ -36,7 +36,8 @@ def test_empty_chapters_as_make_seeds_passes_them_means_every_chapter():
 
 
 def test_full_profile_on_gpus_is_planned_and_unknown_chapters_are_refused():
-    assert "chapter_at_seed" in dry_run("profile=full", "seeds=0", "device=cuda", "gpus=1")
+    assert "chapter_at_seed" in dry_run("profile=full", "seeds=0", "device=cuda", "gpus=1",
+                                        options=("--resources", "gpu=1"))
     bindir = str(Path(sys.executable).parent)
     result = subprocess.run(
         [str(Path(bindir) / "snakemake"), "-s", "workflow/Snakefile", "-d", str(ROOT), "-n", "--cores", "1",
@@ -44,3 +45,41 @@ def test_full_profile_on_gpus_is_planned_and_unknown_chapters_are_refused():
         env={**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")},
     )
     assert result.returncode != 0 and "no_such_chapter" in result.stdout + result.stderr
+
+
+def readme_gpu_command() -> str:
+    """The README's command that runs every chapter at `full` on one GPU."""
+    lines = [line.strip() for line in (ROOT / "README.md").read_text().splitlines()
+             if "snakemake -s workflow/Snakefile" in line and "profile=full" in line and "gpu=1" in line]
+    assert len(lines) == 1, f"README.md: expected one one-GPU full command, found {lines}"
+    return lines[0].strip("`")
+
+
+def test_readmes_one_gpu_command_plans_every_chapter_once_one_gpu_job_at_a_time_with_cpu_threads():
+    """The exact README line, in Snakemake's dry-run mode: one seed of every chapter at `full`, each job declaring the
+    one GPU (so `--resources gpu=1` runs them one at a time) and more than one CPU thread."""
+    command = readme_gpu_command()
+    assert command.startswith("PATH=$PWD/.venv/bin:$PATH snakemake ") and "--cores" in command
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+    result = subprocess.run(["bash", "-c", command + " -n --forceall"], cwd=ROOT, env=env, capture_output=True,
+                            text=True)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out[-2000:]
+    counts = dict(re.findall(r"^(chapter_at_seed|summary|total)\s+(\d+)\s*$", out, flags=re.M))
+    chapters = len(toc_notebooks(ROOT))
+    assert counts == {"chapter_at_seed": str(chapters), "summary": "1", "total": str(chapters + 1)}
+    assert set(re.findall(r"seeds-full/\w+/seed(\d+)\.json", out)) == {"0"}
+    jobs = re.findall(r"rule chapter_at_seed:.*?threads: (\d+)\s+resources: ([^\n]*)", out, flags=re.S)
+    assert len(jobs) == chapters and all(int(t) > 1 and "gpu=1" in r for t, r in jobs)
+    assert re.search(r"--resources gpu=1\b", command)  # the machine's one GPU: at most one job on it at a time
+
+
+def test_gpu_jobs_without_the_gpu_count_are_refused():
+    """Without `--resources gpu=N` Snakemake would start every GPU job at once on one GPU."""
+    bindir = str(Path(sys.executable).parent)
+    result = subprocess.run(
+        [str(Path(bindir) / "snakemake"), "-s", "workflow/Snakefile", "-d", str(ROOT), "-n", "--cores", "16",
+         "--config", "profile=full", "device=cuda", "gpus=1"], cwd=ROOT, capture_output=True, text=True,
+        env={**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")},
+    )
+    assert result.returncode != 0 and "--resources gpu=" in result.stdout + result.stderr

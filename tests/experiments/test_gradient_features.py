@@ -59,3 +59,17 @@ def test_random_features_keep_the_norms_and_biases():
     assert torch.allclose(cos, torch.ones_like(cos)) and torch.equal(rf.b, net.b)
     both = gf.stack_replicas(net, dataclasses.replace(rf))
     assert both.replicas == 4
+
+
+def test_multi_index_ridge_fits_in_blocks_of_replicas_agree_with_one_block(monkeypatch):
+    """`full`'s ridge fits run a block of replicas at a time (memory); ci and book sizes fit one block."""
+    size = TINY.multi_index
+    one = gf.multi_index(size, start_run("ci", 0, "cpu"))
+    budget = gf.RIDGE_CHUNK_ELEMENTS
+    monkeypatch.setattr(gf, "RIDGE_CHUNK_ELEMENTS", 1)  # one replica per block
+    blocks = gf.multi_index(size, start_run("ci", 0, "cpu"))
+    torch.testing.assert_close(blocks.test_mse, one.test_mse, rtol=1e-12, atol=1e-14)
+    assert torch.equal(blocks.alignment, one.alignment)
+    for prof in ("ci", "book"):
+        s = gf.SIZES[prof].multi_index
+        assert 2 * s.seeds * (s.n_fit + s.n_test) * (max(s.widths) + 1) <= budget

@@ -117,3 +117,15 @@ def test_allocation_loss_against_numpy_chi_squared_samples():
         assert abs(v - np.logaddexp(0, -(a * Z + b * Z1)).mean()) < 1e-12
     sol = theory.solve_allocation(5, 10, 4, 50000, 2, torch.Generator().manual_seed(0), grid_points=101)
     assert torch.all(sol.alpha == 1.0) and torch.allclose(sol.beta, torch.full((2,), 0.25, dtype=torch.float64))
+
+
+def test_allocation_loss_in_blocks_of_the_grid_is_the_one_block_value(monkeypatch):
+    """`full`'s grid (2001 alphas x 400,000 samples) is evaluated a block of alphas at a time; each alpha's mean is
+    the same reduction as in one block."""
+    g = torch.Generator().manual_seed(0)
+    Z = torch.randn(3000, 5, generator=g, dtype=torch.float64).pow(2).sum(-1)
+    Z1 = torch.randn(3000, 5, generator=g, dtype=torch.float64).pow(2).sum(-1)
+    grid = torch.linspace(0, 1, 41, dtype=torch.float64)
+    one = theory.allocation_loss(grid, Z, Z1, 5, 10, 4)
+    monkeypatch.setattr(theory, "ALLOCATION_CHUNK_ELEMENTS", 7 * 3000)  # blocks of 7 alphas, the last one shorter
+    assert torch.equal(theory.allocation_loss(grid, Z, Z1, 5, 10, 4), one)

@@ -11,6 +11,9 @@ are gathered into ``<out>/_claims/`` for the reproduction report (set ``BOOK_CLA
   with the ledgers in a separate folder (``--claims``);
 * like a seed sweep (``make seeds``, or the Snakemake workflow at the ``full`` profile on a cluster):
   ``DIR/<chapter>/seed<k>.ipynb`` with the record ``DIR/<chapter>/seed<k>.json`` holding the ledger; ``--seed`` picks k.
+  A run that failed before writing its ledger (its record says so) is staged as it stopped and listed in
+  ``<out>/_claims/failed/``: the reproduction report names it, and the other chapters build. The sweep's own
+  ``DIR/summary.json`` goes to ``<out>/_claims/sweep/`` for the report's robustness table.
 """
 
 from __future__ import annotations
@@ -28,20 +31,28 @@ from feature_learning.book.notebooks import toc_notebooks
 SOURCES = ("_config.yml", "_toc.yml", "_static", "book")
 
 
+# Inside <out>/_claims (beside the ledgers, which are its *.json files): the records of runs that failed without a
+# ledger, and the sweep's summary.
+FAILED = "failed"
+SWEEP = "sweep"
+
+
 class StagingError(RuntimeError):
     """The folder of executed notebooks does not hold a complete, executed book."""
 
 
-def _executed_copy(from_dir: Path, rel: Path, seed: int) -> tuple[Path, dict | None]:
-    """The executed notebook for the chapter ``rel`` in ``from_dir``, and its ledger if the layout carries one."""
+def _executed_copy(from_dir: Path, rel: Path, seed: int) -> tuple[Path, dict | None, dict | None]:
+    """The executed notebook for the chapter ``rel`` in ``from_dir``, its ledger if the layout carries one, and the
+    sweep record if the run failed (crashed, or a claim failed) without writing its ledger."""
     book_layout = from_dir / rel
     if book_layout.exists():
-        return book_layout, None
+        return book_layout, None, None
     sweep = from_dir / rel.stem / f"seed{seed}.ipynb"
     if sweep.exists():
-        record = sweep.with_suffix(".json")
-        ledger = json.loads(record.read_text()).get("ledger") if record.exists() else None
-        return sweep, ledger
+        record_path = sweep.with_suffix(".json")
+        record = json.loads(record_path.read_text()) if record_path.exists() else {}
+        failed = record if record and not record.get("ok", True) and record.get("ledger") is None else None
+        return sweep, record.get("ledger"), failed
     raise StagingError(f"no executed notebook for {rel} in {from_dir} (looked for {book_layout} and {sweep})")
 
 
@@ -70,8 +81,18 @@ def stage(from_dir: Path, out: Path, claims: Path | None = None, seed: int = 0, 
     (out / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     ledgers_out = out / "_claims"
     ledgers_out.mkdir()
+    if (from_dir / "summary.json").exists():  # a sweep's own summary, for the report's robustness table
+        (ledgers_out / SWEEP).mkdir()
+        shutil.copy2(from_dir / "summary.json", ledgers_out / SWEEP / "summary.json")
     for rel in toc_notebooks(root):
-        executed, ledger = _executed_copy(from_dir, rel, seed)
+        executed, ledger, failed = _executed_copy(from_dir, rel, seed)
+        if failed is not None:  # one crashed chapter is reported by the book, not a reason to withhold the rest
+            (ledgers_out / FAILED).mkdir(exist_ok=True)
+            keep = ("chapter", "profile", "seed", "device", "error")
+            (ledgers_out / FAILED / f"{rel.stem}.json").write_text(
+                json.dumps({k: failed.get(k) for k in keep} | {"chapter": rel.stem}, indent=1) + "\n")
+            shutil.copy2(executed, out / rel)
+            continue
         if not _has_outputs(executed):
             raise StagingError(f"{executed} has no outputs: it was not executed")
         shutil.copy2(executed, out / rel)

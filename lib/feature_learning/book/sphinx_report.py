@@ -20,6 +20,7 @@ from feature_learning.book.claims import (
     ACCEPTED,
     KINDS,
     STATUS_PASS,
+    claims_dir,
     claims_html,
     headline,
     load_ledgers,
@@ -256,10 +257,44 @@ def _fill_execution(app, doctree, docname):
         node.replace_self(_table(("chapter", "run", "ledger written", "run time", "claims"), rows))
 
 
+def failed_runs(folder: Path | None = None) -> list[dict]:
+    """The runs staged without a ledger because they failed (``site.stage`` writes ``<claims>/failed/*.json``)."""
+    folder = (Path(folder) if folder is not None else claims_dir()) / "failed"
+    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))] if folder.exists() else []
+
+
+def staged_summary(folder: Path | None = None) -> dict | None:
+    """The sweep summary staged with the ledgers (a book built FROM a sweep), else the latest ci sweep's."""
+    path = (Path(folder) if folder is not None else claims_dir()) / "sweep" / "summary.json"
+    return json.loads(path.read_text()) if path.exists() else load_summary()
+
+
+def failed_nodes(failed: list[dict]) -> list[nodes.Node]:
+    if not failed:
+        return []
+    section = nodes.section(ids=["failed-runs"])
+    section += nodes.title(text="Runs that failed")
+    section += nodes.paragraph(text=f"{len(failed)} chapter run(s) stopped before writing their claims ledger; "
+                                    "their pages show the notebook as it stopped, and their claims are not counted "
+                                    "above.")
+    items = nodes.bullet_list()
+    for run in failed:
+        item = nodes.list_item()
+        item += nodes.paragraph(text=f"{run['chapter']} (profile {run.get('profile')}, seed {run.get('seed')}, "
+                                     f"device {run.get('device')}): {run.get('error')}")
+        items += item
+    section += items
+    return [section]
+
+
 def _fill(app, doctree, docname):
     for node in doctree.findall(report_placeholder):
         ledgers = load_ledgers()
+        failed = failed_runs()
+        crashed = {run["chapter"] for run in failed}
         for chapter in missing_ledgers(Path(app.srcdir), ledgers):
+            if chapter in crashed:
+                continue
             # A chapter whose notebook came from the execution cache of an earlier build whose ledgers were
             # deleted: the report would silently leave it out, so the (strict) build fails instead.
             logger.warning(
@@ -276,7 +311,7 @@ def _fill(app, doctree, docname):
                 links[ledger["chapter"]] = app.builder.get_relative_uri(docname, doc)
             ledger["json_uri"] = posixpath.relpath(f"_static/ledgers/{ledger['chapter']}.json",
                                                    posixpath.dirname(docname) or ".")
-        node.replace_self(report_nodes(ledgers, load_summary(), links, load_full_runs()))
+        node.replace_self(failed_nodes(failed) + report_nodes(ledgers, staged_summary(), links, load_full_runs()))
 
 
 def _copy_ledgers(app, exc):

@@ -58,6 +58,9 @@ from feature_learning.training.one_step import erasing_step, second_layer_gd
 LR_FACTOR = 32.0  # second-layer step = LR_FACTOR / L^ (module docstring)
 SURE_C1 = 1.5  # C_Sure,1 of Definition B.46
 PARITY_B_EPS = 1.0  # threshold scale of the parity units, in units of <D, x> (lattice spacing 2/sqrt(k))
+# Multi-index ridge fits: features of fit + test points of one block of replicas, at most this many (1 GiB in
+# float64); the ci and book sizes fit in one block.
+RIDGE_CHUNK_ELEMENTS = 2**27
 GAMMAS = (1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 0.1, 0.2, 0.5)
 
 
@@ -239,6 +242,12 @@ def _per_seed(sample, seeds: int, n: int, generator, device=None):
     to ``device``."""
     outs = [sample(n, generator) for _ in range(seeds)]
     return tuple(torch.stack([o[i] for o in outs]).to(device) for i in range(len(outs[0])))
+
+
+def _replicas(net: TwoLayerNet, rows: slice) -> TwoLayerNet:
+    """The replicas ``rows`` of a batched network."""
+    return dataclasses.replace(net, **{g: None if getattr(net, g) is None else getattr(net, g)[rows]
+                                       for g in ("W", "b", "a", "c")})
 
 
 def _repeat(t: torch.Tensor, arms: int) -> torch.Tensor:
@@ -514,9 +523,13 @@ def multi_index(size: MultiIndexSizes, run: Run) -> MultiIndexResult:
     Us = torch.stack([torch.linalg.qr(torch.randn(size.d, 2, generator=gen, dtype=torch.float64))[0]
                       for _ in range(S)])
 
-    def per_seed(n_, g_):
-        xs = [multi_index_sample(n_, Us[s], g_) for s in range(S)]
-        return torch.stack([v[0] for v in xs]).to(run.device), torch.stack([v[1] for v in xs]).to(run.device)
+    def per_seed(n_, g_):  # seed by seed into the device tensors: one seed's sample on the CPU at a time
+        x_ = torch.empty(S, n_, size.d, dtype=torch.float64, device=run.device)
+        y_ = torch.empty(S, n_, dtype=torch.float64, device=run.device)
+        for s in range(S):
+            xs, ys = multi_index_sample(n_, Us[s], g_)
+            x_[s], y_[s] = xs, ys
+        return x_, y_
 
     U_dev = Us.to(run.device)
     mses, aligns = [], []
@@ -528,6 +541,7 @@ def multi_index(size: MultiIndexSizes, run: Run) -> MultiIndexResult:
         beta = (y[..., None] * x).mean(1)
         residual = y - rho - (x @ beta[..., None]).squeeze(-1)
         new, _ = erasing_step(net, x, residual, 1.0, squared, groups=("W",))
+        del x, y, residual  # the first step's sample (S x n_step x d) is not needed for the fit
         W1 = new.W.detach()
         W1 = W1 / W1.norm(dim=-1).median(-1).values[:, None, None]
         b = torch.randn(S, width, generator=run.generator("multi_index_bias", width), dtype=torch.float64)
@@ -537,10 +551,13 @@ def multi_index(size: MultiIndexSizes, run: Run) -> MultiIndexResult:
         both = stack_replicas(gf, rf)
         xf, yf = per_seed(size.n_fit, gen)
         xt, yt = per_seed(size.n_test, run.generator("multi_index_test", width))
-        with torch.no_grad():
-            fit = ridge_probe(both.features(_repeat(xf, 2)), _repeat(yf, 2), both.features(_repeat(xt, 2)),
-                              _repeat(yt, 2), size.ridge)
-        mses.append(fit["mse"].reshape(2, S))
+        xf, yf, xt, yt = (_repeat(t, 2) for t in (xf, yf, xt, yt))
+        rows = max(1, RIDGE_CHUNK_ELEMENTS // ((size.n_fit + size.n_test) * (width + 1)))
+        with torch.no_grad():  # a block of replicas at a time: each replica's probe is its own solve
+            mse = torch.cat([ridge_probe(_replicas(both, r).features(xf[r]), yf[r], _replicas(both, r).features(xt[r]),
+                                         yt[r], size.ridge)["mse"]
+                             for r in (slice(i, i + rows) for i in range(0, 2 * S, rows))])
+        mses.append(mse.reshape(2, S))
         aligns.append(torch.stack([subspace_alignment(W1, U_dev), subspace_alignment(net.W.detach(), U_dev)]))
     return _on_cpu(MultiIndexResult(tuple(size.widths), torch.stack(mses, 1), torch.stack(aligns, 1), 1.0))
 

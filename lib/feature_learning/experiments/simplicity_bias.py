@@ -274,10 +274,10 @@ def four_neuron_run(size: FourNeuronSizes, run: Run) -> FourNeuronResult:
     gamma = normalized_margin(trained, X, y)
     W_l, a_l = hist["W"][-1, n_four:], hist["a"][-1, n_four:]
     _, lemma_mass = mass_near(W_l, target, 0.05)
-    later = _bias_free(W_l.clone(), a_l.clone())
+    later = _bias_free(W_l.to(dev, copy=True), a_l.to(dev, copy=True))  # the history keeps CPU copies
     logistic_gd(later, X.to(dev), y.to(dev), steps=size.lemma_epochs - size.epochs,
                 lr=lambda epoch: four_neuron_schedule(size.epochs + epoch))
-    U2 = cluster_amplitudes(later.a.detach(), later.W.detach(), target)
+    U2 = cluster_amplitudes(later.a.detach().cpu(), later.W.detach().cpu(), target)
     U2_end = cluster_amplitudes(a_l, W_l, target)
     return FourNeuronResult(
         X=X, y=y, extrema=extrema, lam=lam, g_e1=g_e1, axes_gap=axes_gap, gamma_mm=gamma_mm, init=init,

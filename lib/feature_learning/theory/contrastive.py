@@ -135,12 +135,20 @@ def budget_beta() -> sp.Expr:
     return sp.solve(sp.Eq(alpha * s + T * beta * (r - s), r), beta)[0]
 
 
+ALLOCATION_CHUNK_ELEMENTS = 2**23  # (alpha, sample) pairs per temporary: 64 MB in float64
+
+
 def allocation_loss(alphas: torch.Tensor, Z: torch.Tensor, Z1: torch.Tensor, s_: int, r_: int,
                     T_: int) -> torch.Tensor:
     """Monte-Carlo E[l(alpha Z + beta(alpha) Z_1)] of the reduced problem (F.101-F.102), Z ~ chi2_s and
-    Z_1 ~ chi2_{r-s} given as samples (common random numbers across alpha). Returns one value per alpha."""
+    Z_1 ~ chi2_{r-s} given as samples (common random numbers across alpha). Returns one value per alpha.
+
+    The (alphas x samples) grid is evaluated a block of alphas at a time (``ALLOCATION_CHUNK_ELEMENTS`` pairs), so
+    memory stays bounded at any grid and sample size; each alpha's mean is the same reduction over the same row."""
     betas = torch.clamp((r_ - alphas * s_) / (T_ * (r_ - s_)), max=1.0)
-    return logistic_loss(alphas[:, None] * Z[None] + betas[:, None] * Z1[None]).mean(-1)
+    rows = max(1, ALLOCATION_CHUNK_ELEMENTS // max(1, Z.shape[-1]))
+    return torch.cat([logistic_loss(alphas[i:i + rows, None] * Z[None] + betas[i:i + rows, None] * Z1[None]).mean(-1)
+                      for i in range(0, len(alphas), rows)])
 
 
 @dataclass
