@@ -30,15 +30,19 @@ WRITE_LEDGER = """import json, os, pathlib
 folder = pathlib.Path(os.environ["BOOK_CLAIMS_DIR"]); folder.mkdir(parents=True, exist_ok=True)
 (folder / "{name}.json").write_text(json.dumps({{"chapter": "{name}", "profile": profile,
     "omp": os.environ.get("OMP_NUM_THREADS"), "claims": []}}))"""
+TORCH_THREADS = """import torch
+(folder / "torch_threads.txt").write_text(str(torch.get_num_threads()))"""
 
 
-def _notebook(path: Path, name: str, fail: bool = False, prose: str = "Some prose.") -> Path:
+def _notebook(path: Path, name: str, fail: bool = False, prose: str = "Some prose.", torch: bool = False) -> Path:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     params = nbformat.v4.new_code_cell('profile = "book"\nseed = 0')
     params.metadata["tags"] = ["parameters"]
     nb.cells = [nbformat.v4.new_markdown_cell(f"# {name}"), params, nbformat.v4.new_markdown_cell(prose),
                 nbformat.v4.new_code_cell(WRITE_LEDGER.format(name=name))]
+    if torch:
+        nb.cells.append(nbformat.v4.new_code_cell(TORCH_THREADS))
     if fail:
         nb.cells.append(nbformat.v4.new_code_cell('raise RuntimeError("claim failed: too far from the bound")'))
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -51,7 +55,7 @@ def _tasks(tmp_path, names, fail=()):
     tasks = []
     for name in names:
         rel = Path("book/chapters") / f"{name}.ipynb"
-        _notebook(src / rel, name, fail=name in fail)
+        _notebook(src / rel, name, fail=name in fail, torch=name == "alpha")
         tasks.append(Task(rel, src / rel, out, {"profile": "ci"}, threads=1, timeout=120))
     return tasks
 
@@ -62,13 +66,16 @@ def _run(tasks, inputs=INPUTS, **kw):
     return records, stream.getvalue()
 
 
-def test_chapters_execute_two_at_a_time_one_thread_each_and_a_failure_is_reported(tmp_path):
+def test_chapters_execute_two_at_a_time_one_thread_each_and_a_failure_is_reported(tmp_path, monkeypatch):
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)  # the executor itself caps the kernels' threads
     tasks = _tasks(tmp_path, ["alpha", "beta"], fail=["beta"])
     records, lines = _run(tasks, heartbeat=0.5)
     alpha, beta = records
     assert alpha["ok"] and alpha["method"] == "executed" and alpha["parameters"] == {"profile": "ci"}
     ledger = json.loads((tasks[0].ledger).read_text())
     assert ledger["profile"] == "ci" and ledger["omp"] == "1", "profile injected, one thread per kernel"
+    assert (tasks[0].claims / "torch_threads.txt").read_text() == "1", "torch's intra-op threads follow OMP"
     # the failed chapter still leaves its executed notebook (with the traceback) and its record
     assert not beta["ok"] and "claim failed" in beta["error"]
     executed = json.loads(tasks[1].target.read_text())
@@ -78,7 +85,7 @@ def test_chapters_execute_two_at_a_time_one_thread_each_and_a_failure_is_reporte
     # progress: which chapter runs, how many are done of how many, the time so far
     assert re.search(r"^\[execute \d+m\d\ds\] 0/2 done \| alpha: started", lines, re.M)
     assert re.search(r"^\[execute \d+m\d\ds\] [12]/2 done \| alpha: ok \(", lines, re.M)
-    assert re.search(r"^\[execute \d+m\d\ds\] 2/2 done \| beta: FAILED: .*claim failed", lines, re.M)
+    assert re.search(r"^\[execute \d+m\d\ds\] [12]/2 done \| beta: FAILED: .*claim failed", lines, re.M)
     assert re.search(r"\| running: .*\(\d+m\d\ds\)", lines), "a heartbeat names the chapters still running"
     out = io.StringIO()
     assert report(records, tasks[0].out, out) == 1
@@ -93,7 +100,7 @@ def test_a_cache_hit_is_skipped_and_a_key_or_code_change_executes_again(tmp_path
     assert [r["method"] for r in records] == ["cache", "cache"] and "started" not in lines
     assert "alpha: unchanged, from the cache" in lines
     # a prose edit reaches the executed copy without an execution
-    _notebook(tasks[0].source, "alpha", prose="Better prose.")
+    _notebook(tasks[0].source, "alpha", prose="Better prose.", torch=True)
     records, lines = _run(tasks)
     assert "started" not in lines
     assert "Better prose." in tasks[0].target.read_text() and '"output_type"' not in lines
