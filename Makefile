@@ -1,11 +1,16 @@
 # One command builds the book, one runs every test; each creates .venv and installs everything first.
-#   make book   -- install, then build the HTML book (chapters execute at the `book` profile) into _build/html
-#   make test   -- install, then run the unit tests and execute every chapter at the `ci` profile (papermill+nbval)
+#   make book   -- install, execute the chapters at the `book` profile (several at a time, one thread each, cached),
+#                  then build the HTML book from those executions into _build/html
+#   make test   -- install, run the unit tests, execute every chapter at the `ci` profile the same way (uncached),
+#                  build the HTML book from those executions and open it in a browser
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 CI_NOTEBOOKS := _build/ci-notebooks
+# The one executor of both commands: a pool of one kernel per usable core, one OpenMP/MKL/torch thread each,
+# progress lines as chapters start and finish, failures listed at the end (feature_learning.book.execute).
+EXECUTE := $(BIN)/python -m feature_learning.book.execute run
 
 .PHONY: install book test test-cuda plan site pdf seeds lint benchmark clean
 
@@ -16,11 +21,23 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The chapters execute into the cache $(BOOK_RUNS) (executed copies, ledgers, records keyed on the library,
+# dependencies, device, code cells and parameters: an unchanged chapter is not executed again), then the site is
+# staged from them and built with execution off (not rebuilt if nothing changed). A failed chapter still leaves its
+# executed notebook; the site is built if it can be, and the command fails at the end with the list of failures.
+#   make book [PROFILE=book] [CHAPTERS="looped_transformers nuclear_norm"] [WORKERS=n]
+BOOK_PROFILE = $(or $(PROFILE),book)
+BOOK_RUNS = _build/executed/$(BOOK_PROFILE)
 book: $(STAMP)
 ifdef FROM
 	$(MAKE) --no-print-directory site FROM=$(FROM) SITE=_build/site
 else
-	$(BIN)/jupyter-book build . -W -n --keep-going
+	@rc=0; $(EXECUTE) --profile $(BOOK_PROFILE) --out $(BOOK_RUNS) $(if $(CHAPTERS),--chapters $(CHAPTERS)) \
+		$(if $(WORKERS),--workers $(WORKERS)) || rc=1; \
+	$(BIN)/python -m feature_learning.book.site build --from $(BOOK_RUNS) --claims $(BOOK_RUNS)/_claims \
+		--out _build/site-book --html-root . $(if $(CHAPTERS),--partial) || rc=1; \
+	if [ $$rc != 0 ]; then $(BIN)/python -m feature_learning.book.execute status --out $(BOOK_RUNS); fi; \
+	if [ $$rc = 0 ]; then echo "book: _build/html/index.html"; fi; exit $$rc
 endif
 
 # A browser for the HTML tests: Playwright's own Chromium if it is installed, else Debian's `chromium` (Playwright's
@@ -34,19 +51,18 @@ $(BROWSER_STAMP): $(STAMP)
 	else $(BIN)/python -m playwright install chromium; fi
 	touch $(BROWSER_STAMP)
 
-# Two pytest workers, each running one notebook kernel at a time with one thread: both cores busy, none
-# oversubscribed (the OpenMP threads of two kernels competing for two cores slow each other down badly).
-# nbval's executions are kept (tests/conftest.py), the HTML book is built from them with execution off, and the
-# browser tests open every page of that site in Chromium (screenshots in _build/screenshots).
+# The chapters execute exactly as for `make book` (the same executor: both cores busy, one thread per kernel, none
+# oversubscribed), at the `ci` profile and from scratch; then the unit tests (two pytest workers; the notebook
+# tests read this run's executions through BOOK_EXECUTED). The HTML book is built from those executions with
+# execution off, and the browser tests open every page of that site in Chromium (screenshots in _build/screenshots).
 SITE_CI := _build/site-ci
 test: $(STAMP) $(BROWSER_STAMP)
-	rm -rf $(CI_NOTEBOOKS) _build/claims-ci $(SITE_CI)
-	$(BIN)/python -m feature_learning.book.notebooks prepare --profile ci --out $(CI_NOTEBOOKS)
-	BOOK_CLAIMS_DIR=$(CURDIR)/_build/claims-ci OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
-		$(BIN)/python -m pytest -n 2 --dist loadfile \
-		--nbval-lax --nbval-current-env --nbval-cell-timeout=1800 -p no:cacheprovider -p feature_learning.book.nbval_capture \
-		--ignore=tests/site tests $(CI_NOTEBOOKS)
-	$(MAKE) --no-print-directory site FROM=$(CI_NOTEBOOKS) CLAIMS=_build/claims-ci SITE=$(SITE_CI)
+	rm -rf $(CI_NOTEBOOKS) $(SITE_CI)
+	@rc=0; $(EXECUTE) --profile ci --out $(CI_NOTEBOOKS) --force || rc=1; \
+	BOOK_EXECUTED=$(CURDIR)/$(CI_NOTEBOOKS) OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+		$(BIN)/python -m pytest -n 2 -p no:cacheprovider --ignore=tests/site tests || rc=1; \
+	if [ $$rc != 0 ]; then $(BIN)/python -m feature_learning.book.execute status --out $(CI_NOTEBOOKS); fi; exit $$rc
+	$(MAKE) --no-print-directory site FROM=$(CI_NOTEBOOKS) CLAIMS=$(CI_NOTEBOOKS)/_claims SITE=$(SITE_CI)
 	BOOK_SITE=$(CURDIR)/$(SITE_CI)/_build/html BOOK_SITE_CLAIMS=$(CURDIR)/$(SITE_CI)/_claims \
 		$(BIN)/python -m pytest -p no:cacheprovider tests/site
 
@@ -65,22 +81,20 @@ plan: $(STAMP)
 #   make site FROM=<folder of executed notebooks> [CLAIMS=<folder of ledgers>] [SEED=0] [SITE=_build/site]
 SITE ?= _build/site
 site: $(STAMP)
-	$(BIN)/python -m feature_learning.book.site stage --from $(FROM) --out $(SITE) --seed $(or $(SEED),0) \
+	$(BIN)/python -m feature_learning.book.site build --from $(FROM) --out $(SITE) --seed $(or $(SEED),0) \
 		$(if $(CLAIMS),--claims $(CLAIMS))
-	BOOK_CLAIMS_DIR=$(CURDIR)/$(SITE)/_claims $(BIN)/jupyter-book build $(SITE) -W -n --keep-going
 
-# The whole book as one PDF: the single-page HTML build (chapters from the execution cache, or FROM a folder of
-# executed notebooks as for `make book FROM=...`), printed by Chromium once MathJax has typeset it.
+# The whole book as one PDF: the single-page HTML build (chapters from `make book`'s execution cache, executing
+# what is missing or stale, or FROM a folder of executed notebooks as for `make book FROM=...`), printed by Chromium
+# once MathJax has typeset it.
 pdf: $(STAMP) $(BROWSER_STAMP)
-ifdef FROM
-	$(BIN)/python -m feature_learning.book.site stage --from $(FROM) --out _build/site-pdf --seed $(or $(SEED),0) \
-		$(if $(CLAIMS),--claims $(CLAIMS))
+ifndef FROM
+	$(EXECUTE) --profile $(BOOK_PROFILE) --out $(BOOK_RUNS)
+endif
+	$(BIN)/python -m feature_learning.book.site stage --from $(or $(FROM),$(BOOK_RUNS)) --out _build/site-pdf \
+		--seed $(or $(SEED),0) $(if $(FROM),$(if $(CLAIMS),--claims $(CLAIMS)),--claims $(BOOK_RUNS)/_claims)
 	BOOK_CLAIMS_DIR=$(CURDIR)/_build/site-pdf/_claims $(BIN)/jupyter-book build _build/site-pdf --builder singlehtml
 	$(BIN)/python -m feature_learning.book.pdf _build/site-pdf/_build/singlehtml _build/pdf/book.pdf
-else
-	$(BIN)/jupyter-book build . --builder singlehtml
-	$(BIN)/python -m feature_learning.book.pdf _build/singlehtml _build/pdf/book.pdf
-endif
 
 # Seed sweep: every chosen chapter at the `ci` profile for each seed, one notebook per core (Snakemake), then
 # _build/seeds/summary.json with each claim's status and value per seed. Fails unless every claim holds at every seed.

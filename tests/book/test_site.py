@@ -85,3 +85,25 @@ def test_a_sweep_run_that_crashed_is_staged_and_listed_not_fatal(root, tmp_path)
     assert staged_summary(out / "_claims") == {"all_hold": False, "chapters": {}}  # the sweep's own summary
     text = failed_nodes(failed)[0].astext()
     assert "Runs that failed" in text and "demo" in text and "same device" in text
+
+
+def test_build_skips_an_unchanged_site_and_rebuilds_a_changed_one(root, tmp_path, capsys):
+    from feature_learning.book.site import build
+
+    run = tmp_path / "run"
+    _notebook(run / "book" / "ch" / "demo.ipynb", executed=True)
+    (tmp_path / "claims").mkdir()
+    (tmp_path / "claims" / "demo.json").write_text(json.dumps({"chapter": "demo", "claims": []}))
+    calls = tmp_path / "calls"
+    fake = tmp_path / "jupyter-book"  # stands in for jupyter-book: counts its calls, writes the index
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {calls}\n'
+                    'mkdir -p "$2/_build/html" && touch "$2/_build/html/index.html"\n')
+    fake.chmod(0o755)
+    kw = {"claims": tmp_path / "claims", "root": root, "jupyter_book": str(fake)}
+    assert build(run, tmp_path / "site", **kw) == 0
+    assert build(run, tmp_path / "site", **kw) == 0
+    assert len(calls.read_text().splitlines()) == 1 and "nothing changed" in capsys.readouterr().out
+    (root / "book" / "intro.md").write_text("# Intro, revised\n")
+    assert build(run, tmp_path / "site", **kw) == 0
+    lines = calls.read_text().splitlines()
+    assert len(lines) == 2 and "-W" in lines[0].split()

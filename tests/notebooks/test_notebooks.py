@@ -1,10 +1,11 @@
 """The chapter notebooks themselves: stored clean, parametrised, and all executed by this test run.
 
-`make test` prepares a copy of every notebook of the table of contents at the `ci` profile (papermill) and hands
-them to nbval; the conftest records what nbval collected.
+`make test` executes every notebook of the table of contents at the `ci` profile (feature_learning.book.execute, the
+executor of `make book` too) before these tests run, and names the folder of those executions in BOOK_EXECUTED.
 """
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -36,12 +37,16 @@ def test_notebook_has_a_parameters_cell_with_profile_seed_device(notebook):
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=str)
-def test_notebook_is_executed_by_this_run_at_ci_profile(notebook, collected_notebooks):
-    executed = [p for p in collected_notebooks if p.as_posix().endswith(notebook.as_posix())]
-    assert executed, f"{notebook} is in _toc.yml but this test run does not execute it; run `make test`"
-    cells = json.loads(executed[0].read_text())["cells"]
-    injected = [c for c in cells if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
+def test_notebook_is_executed_by_this_run_at_ci_profile(notebook):
+    folder = os.environ.get("BOOK_EXECUTED")
+    assert folder, "BOOK_EXECUTED names the folder of this run's executions; run `make test`"
+    executed = Path(folder) / notebook
+    assert executed.exists(), f"{notebook} is in _toc.yml but this test run did not execute it"
+    nb = json.loads(executed.read_text())
+    injected = [c for c in nb["cells"] if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
     assert injected and 'profile = "ci"' in "".join(injected[0]["source"])
+    record = nb["metadata"]["feature_learning"]["execution"]
+    assert record["ok"], f"{notebook} failed at the ci profile: {record['error']}"
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=str)

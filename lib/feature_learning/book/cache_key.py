@@ -6,6 +6,11 @@ version or in the device class would still be served from the cache, with its ol
 Sphinx extension computes a key over those inputs when the build starts and, if it differs from the key the cache was
 filled under, clears the whole cache before anything executes (all chapters re-run: simpler than tracking which
 chapter imports what, and a library change is rare next to edits of prose).
+
+``make book`` and ``make test`` execute the chapters themselves (:mod:`feature_learning.book.execute`, which keys its
+cache on :func:`inputs` too) and build the HTML with execution off. For that build this extension hands each executed
+notebook's record (its ``feature_learning.execution`` metadata: when, how long, whether it succeeded) to myst-nb, so
+that the execution statistics page (``{nb-exec-table}``) lists those runs.
 """
 
 from __future__ import annotations
@@ -82,6 +87,33 @@ def _builder_inited(app):
         logging.getLogger(__name__).info(f"execution cache {cache} was filled under other inputs: cleared")
 
 
+def exec_data(notebook: dict) -> dict | None:
+    """myst-nb's execution record for a notebook executed by :mod:`feature_learning.book.execute`, else None."""
+    import datetime as _dt
+
+    record = notebook.get("metadata", {}).get("feature_learning", {}).get("execution")
+    if not record:
+        return None
+    finished = _dt.datetime.fromisoformat(record["finished"]).timestamp() if record.get("finished") else None
+    profile = (record.get("parameters") or {}).get("profile")
+    return {"mtime": finished, "runtime": record.get("seconds"), "succeeded": bool(record.get("ok")),
+            "method": f"papermill ({profile})" if profile else "papermill", "error": record.get("error")}
+
+
+def _doctree_read(app, doctree):
+    if getattr(app.config, "nb_execution_mode", None) != "off":
+        return
+    path = Path(app.env.doc2path(app.env.docname))
+    if path.suffix != ".ipynb":
+        return
+    data = exec_data(json.loads(path.read_text()))
+    if data is not None:
+        from myst_nb.sphinx_ import NbMetadataCollector
+
+        NbMetadataCollector.set_exec_data(app.env, app.env.docname, data)
+
+
 def setup(app):
     app.connect("builder-inited", _builder_inited, priority=100)  # before myst-nb reads its configuration
+    app.connect("doctree-read", _doctree_read)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
