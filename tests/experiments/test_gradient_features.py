@@ -59,3 +59,17 @@ def test_random_features_keep_the_norms_and_biases():
     assert torch.allclose(cos, torch.ones_like(cos)) and torch.equal(rf.b, net.b)
     both = gf.stack_replicas(net, dataclasses.replace(rf))
     assert both.replicas == 4
+
+
+def test_rf_optimum_is_a_converged_probe_on_the_arm_features():
+    run = start_run("ci", 0, "cpu")
+    par = gf.parity_comparison(TINY.parity, run)
+    assert par.rf_optimum.shape == (TINY.parity.seeds,)
+    assert ((par.rf_optimum >= 0) & (par.rf_optimum <= 1)).all()
+    xr = gf.xor_mixture(TINY.xor, run)
+    assert xr.rf_optimum.shape == (len(TINY.xor.dims), TINY.xor.seeds)
+
+
+def test_rf_best_takes_the_better_of_the_two_fits_per_seed():
+    best = gf.rf_best(torch.tensor([0.5, 0.7], dtype=torch.float64), torch.tensor([0.6, 0.65], dtype=torch.float64))
+    assert best.tolist() == [0.6, 0.7]
