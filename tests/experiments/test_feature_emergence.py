@@ -163,7 +163,7 @@ def test_lead_bound_leaves_room_above_the_majority_rate():
 def test_prototype_claim_takes_the_status_its_seeds_earn():
     def claim(accs):
         acc = torch.tensor([[a, 0.5] for a in accs], dtype=D)
-        result = fe.GroupResult(group=fe.Group("main", len(accs), 10), test_acc={"net": acc, "rf": acc * 0.8},
+        result = fe.GroupResult(group=fe.Group("main", len(accs), 10), test_acc={"net": acc},
                                 test_hinge={}, max_cos={}, majority=torch.full_like(acc, 0.5), probes={}, history={})
         return fe.prototype_claim(result, 1000, 1.0)
 
@@ -210,3 +210,18 @@ def test_interval_and_hidden_experiments_at_toy_sizes():
 def test_dictionary_basis_is_orthonormal():
     M = orthonormal_dictionary(9, 4, gen(15))
     assert torch.allclose(M.T @ M, torch.eye(4, dtype=D), atol=1e-12)
+
+
+def test_the_prototype_stage_trains_the_network_alone_on_main_s_streams():
+    size = _tiny()
+    run = start_run("ci", 3, "cpu")
+    proto = fe.prototype_stage_experiment(size, run)
+    assert set(proto.test_acc) == {"net"} and proto.test_acc["net"].shape == (size.parity.prototype_seeds, 2)
+    main, _ = fe.parity_program([fe.Group("main", size.parity.seeds, size.parity.d)], size.parity, run)
+    # the same A, initialisation and samples as the main group: identical step-2 weights
+    shared = min(size.parity.seeds, size.parity.prototype_seeds)
+    assert torch.equal(proto.max_cos["two"][:shared], main["main"].max_cos["two"][:shared])
+    summary = fe.group_summary(proto, 100)
+    assert "net_beats_ntk" not in summary and "structure_drop" in summary
+    claim = fe.prototype_claim(proto, 100, 1.0)
+    assert claim["measured"].null.value == 0.5
