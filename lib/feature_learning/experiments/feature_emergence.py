@@ -295,7 +295,7 @@ def full_batch_step(net: TwoLayerNet, x: torch.Tensor, y: torch.Tensor, step: St
 
 def two_steps(init: TwoLayerNet, x: torch.Tensor, y: torch.Tensor, steps: tuple[StepConfig, StepConfig],
               alpha: torch.Tensor | None = None) -> tuple[TwoLayerNet, TwoLayerNet]:
-    """The networks after steps 1 and 2 (full batch, float64)."""
+    """The networks after steps 1 and 2 (full batch, in the dtype of ``init``: float32 in :func:`parity_program`)."""
     one = full_batch_step(init, x, y, steps[0], alpha)
     return one, full_batch_step(one, x, y, steps[1], alpha)
 
