@@ -139,11 +139,36 @@ def test_the_batched_program_is_reproducible_and_its_groups_are_independent():
     init = a["main"].max_cos["init"]
     assert torch.equal(init[:, 0], init[:, 1]) and init[0, 0] != init[1, 0]
     assert torch.allclose(a["ratio_high"].majority, torch.full((1, 2), 0.9, dtype=D))
-    assert set(a["main"].probes) == {"one", "two"} and set(a["ratio_low"].probes) == {"two", "two_plain"}
+    assert set(a["main"].probes) == {"init", "one", "two"} and set(a["ratio_low"].probes) == {"two", "two_plain"}
     assert diag.W["init"].shape == (12, 12) and diag.W["two"][:, 8:].abs().max() == 0
     summary = fe.group_summary(a["main"])
     assert summary["net"][0] == pytest.approx(float(a["main"].test_acc["net"][:, 0].mean()))
     assert fe.group_summary(a["dim_small"])["net"][1] is None  # one seed: no standard error
+    # with the test-set size, one seed's accuracies carry their binomial standard error
+    p = float(a["dim_small"].test_acc["net"][0, 0])
+    assert fe.group_summary(a["dim_small"], 400)["net"][1] == pytest.approx((p * (1 - p) / 400) ** 0.5)
+    est = fe.group_estimates(summary)
+    trivial = max(0.5, summary["majority"][0])  # the untrained network's ½, or the majority class if higher
+    assert est["net_leads_ntk"].null.value == pytest.approx(trivial - max(summary["ntk"][0], summary["majority"][0]))
+    assert est["cos_two"].null.value == summary["cos_init"][0]
+    assert est["probe_two"].null.value == summary["probe_init"][0]
+    high = fe.group_estimates(fe.group_summary(a["ratio_high"]))
+    assert high["net_leads_rf"].null.value <= 0  # the majority class never leads itself
+
+
+def test_lead_bound_leaves_room_above_the_majority_rate():
+    assert fe.lead_bound(None) == 0.10 and fe.lead_bound(0.8) == 0.10 and fe.lead_bound(0.9) == pytest.approx(0.05)
+
+
+def test_prototype_claim_takes_the_status_its_seeds_earn():
+    def claim(accs):
+        acc = torch.tensor([[a, 0.5] for a in accs], dtype=D)
+        result = fe.GroupResult(group=fe.Group("main", len(accs), 10), test_acc={"net": acc},
+                                test_hinge={}, max_cos={}, majority=torch.full_like(acc, 0.5), probes={}, history={})
+        return fe.prototype_claim(result, 1000, 1.0)
+
+    assert "not_reproduced" not in claim([1.0, 0.995]) and "inconclusive" not in claim([1.0, 0.995])
+    assert claim([0.9, 0.95])["not_reproduced"] and claim([1.0, 0.9])["rate"] == (1, 2)
 
 
 def test_probe_is_blind_to_the_scale_of_its_features():
@@ -185,3 +210,18 @@ def test_interval_and_hidden_experiments_at_toy_sizes():
 def test_dictionary_basis_is_orthonormal():
     M = orthonormal_dictionary(9, 4, gen(15))
     assert torch.allclose(M.T @ M, torch.eye(4, dtype=D), atol=1e-12)
+
+
+def test_the_prototype_stage_trains_the_network_alone_on_main_s_streams():
+    size = _tiny()
+    run = start_run("ci", 3, "cpu")
+    proto = fe.prototype_stage_experiment(size, run)
+    assert set(proto.test_acc) == {"net"} and proto.test_acc["net"].shape == (size.parity.prototype_seeds, 2)
+    main, _ = fe.parity_program([fe.Group("main", size.parity.seeds, size.parity.d)], size.parity, run)
+    # the same A, initialisation and samples as the main group: identical step-2 weights
+    shared = min(size.parity.seeds, size.parity.prototype_seeds)
+    assert torch.equal(proto.max_cos["two"][:shared], main["main"].max_cos["two"][:shared])
+    summary = fe.group_summary(proto, 100)
+    assert "net_beats_ntk" not in summary and "structure_drop" in summary
+    claim = fe.prototype_claim(proto, 100, 1.0)
+    assert claim["measured"].null.value == 0.5

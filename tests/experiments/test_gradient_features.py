@@ -73,3 +73,17 @@ def test_multi_index_ridge_fits_in_blocks_of_replicas_agree_with_one_block(monke
     for prof in ("ci", "book"):
         s = gf.SIZES[prof].multi_index
         assert 2 * s.seeds * (s.n_fit + s.n_test) * (max(s.widths) + 1) <= budget
+
+
+def test_rf_optimum_is_a_converged_probe_on_the_arm_features():
+    run = start_run("ci", 0, "cpu")
+    par = gf.parity_comparison(TINY.parity, run)
+    assert par.rf_optimum.shape == (TINY.parity.seeds,)
+    assert ((par.rf_optimum >= 0) & (par.rf_optimum <= 1)).all()
+    xr = gf.xor_mixture(TINY.xor, run)
+    assert xr.rf_optimum.shape == (len(TINY.xor.dims), TINY.xor.seeds)
+
+
+def test_rf_best_takes_the_better_of_the_two_fits_per_seed():
+    best = gf.rf_best(torch.tensor([0.5, 0.7], dtype=torch.float64), torch.tensor([0.6, 0.65], dtype=torch.float64))
+    assert best.tolist() == [0.6, 0.7]

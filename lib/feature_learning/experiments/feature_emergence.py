@@ -30,6 +30,7 @@ from feature_learning.data.sparse_coding import (
 from feature_learning.measure.geometry import best_cosine_per_target, cosine_to
 from feature_learning.measure.metrics import argmax_accuracy, sign_accuracy
 from feature_learning.measure.probes import logistic_probe
+from feature_learning.measure.statistics import Estimate, Null, difference
 from feature_learning.models.two_layer import (
     TwoLayerNet,
     init_lecun,
@@ -72,6 +73,7 @@ class ParitySizes:
     batch: int = 500  # mini-batch of the classifier stage and the baselines (the source: 1000)
     log_every: int = 20
     seeds: int = 5  # the source averages five seeds
+    prototype_seeds: int = 4  # the main group again with the notes' prototype stage (its first seeds are main's)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,7 +186,16 @@ SIZES = {"ci": CI, "book": BOOK, "full": FULL}
 # Our choices where the source is silent (Appendix E.1 says only "the training follows Section 3").
 SECOND_LAYER_STEP = 1800.0  # eta_a of the classifier stage at its start
 FIRST_LAYER_FACTOR = 0.03  # W and b of the classifier stage: this times the theorem's eta = k^2/(T m^(1/3))
-BASELINE_STEP = 0.01  # SGD step of the NTK model and of the random-feature model's second layer
+# SGD steps of the random-feature model's second layer and of the NTK model, tuned as eta_a was: on two tuning seeds
+# (stream "tuning", run seed 100, ci sizes, test accuracy), grid 1e-4 ... 10 in factors of about 3
+# (the chapter shows the grid); 0.01 for both before the tuning
+RF_STEP = 0.1
+NTK_STEP = 0.001
+PROTOTYPE_STEP = 100.0  # eta_a of the chapter notes' prototype stage (constant): the pre-registered recipe
+# the tuning sweep: step -> (NTK, RF) test accuracy, mean of the two tuning seeds (ci sizes, main group)
+BASELINE_TUNING = {1e-4: (0.7733, 0.7405), 3e-4: (0.8343, 0.7405), 1e-3: (0.8375, 0.7408), 3e-3: (0.8195, 0.7405),
+                   0.01: (0.7835, 0.7405), 0.03: (0.7825, 0.7983), 0.1: (0.7615, 0.8190), 0.3: (0.7450, 0.8185),
+                   1.0: (0.7298, 0.7953), 10.0: (0.7315, 0.7718)}
 PROBE_C = 1.0  # inverse penalty of the logistic probes on standardised features (scikit-learn's default)
 PROBE_ITERATIONS = 10  # Newton steps of the probes (their accuracy no longer changes after five)
 PROBE_FIT = 3000  # training samples a probe is fitted on (at most; the cost is n p^2 per Newton step)
@@ -284,7 +295,7 @@ def full_batch_step(net: TwoLayerNet, x: torch.Tensor, y: torch.Tensor, step: St
 
 def two_steps(init: TwoLayerNet, x: torch.Tensor, y: torch.Tensor, steps: tuple[StepConfig, StepConfig],
               alpha: torch.Tensor | None = None) -> tuple[TwoLayerNet, TwoLayerNet]:
-    """The networks after steps 1 and 2 (full batch, float64)."""
+    """The networks after steps 1 and 2 (full batch, in the dtype of ``init``: float32 in :func:`parity_program`)."""
     one = full_batch_step(init, x, y, steps[0], alpha)
     return one, full_batch_step(one, x, y, steps[1], alpha)
 
@@ -316,6 +327,15 @@ def _hinge_slope(out: torch.Tensor, y: torch.Tensor, alpha: torch.Tensor) -> tor
     return -alpha * y * (y * out < 1).to(out.dtype) / y.shape[-1]
 
 
+def network_gradients(net: TwoLayerNet, x: torch.Tensor, y: torch.Tensor, alpha: torch.Tensor) -> list[torch.Tensor]:
+    """The network's part of :func:`stage_gradients`: the hinge-loss gradients of W, b and a."""
+    z = net.preactivation(x)
+    h = z.clamp(0.0, 1.0)
+    c = _hinge_slope((h * net.a[:, None, :]).sum(-1), y, alpha)
+    G = c[..., None] * ((z > 0) & (z < 1)).to(z.dtype)
+    return [net.a[..., None] * torch.einsum("rni,rnd->rid", G, x), net.a * G.sum(1), torch.einsum("rn,rni->ri", c, h)]
+
+
 def stage_gradients(net: TwoLayerNet, rf: TwoLayerNet, init: TwoLayerNet, ntk: TwoLayerNet, x: torch.Tensor,
                     y: torch.Tensor, alpha: torch.Tensor) -> list[torch.Tensor]:
     """The hinge-loss gradients of a mini-batch for the three models of the classifier stage, in the order
@@ -323,11 +343,7 @@ def stage_gradients(net: TwoLayerNet, rf: TwoLayerNet, init: TwoLayerNet, ntk: T
     output sum_i a_i h_i with slope c_n = dL/d out_n, dL/da = sum_n c_n h_n and the first layer's gradients are
     a_i sum_n c_n sigma'(z_ni) (x_n, 1). The NTK model is sum_i da_i sigma(z0_i) + a0_i sigma'(z0_i)(<dw_i, x> +
     db_i) (:func:`feature_learning.models.two_layer.ntk_forward`). Checked against autograd in the tests."""
-    z = net.preactivation(x)
-    h = z.clamp(0.0, 1.0)
-    c = _hinge_slope((h * net.a[:, None, :]).sum(-1), y, alpha)
-    G = c[..., None] * ((z > 0) & (z < 1)).to(z.dtype)
-    grads = [net.a[..., None] * torch.einsum("rni,rnd->rid", G, x), net.a * G.sum(1), torch.einsum("rn,rni->ri", c, h)]
+    grads = network_gradients(net, x, y, alpha)
     z0 = init.preactivation(x)
     h0 = z0.clamp(0.0, 1.0)
     grads.append(torch.einsum("rn,rni->ri", _hinge_slope((h0 * rf.a[:, None, :]).sum(-1), y, alpha), h0))
@@ -340,13 +356,16 @@ def stage_gradients(net: TwoLayerNet, rf: TwoLayerNet, init: TwoLayerNet, ntk: T
 
 
 def classifier_stage(two: TwoLayerNet, init: TwoLayerNet, data: dict[str, torch.Tensor], *, k: int, steps: int,
-                     batch: int, log_every: int, generator: torch.Generator) -> StageResult:
+                     batch: int, log_every: int, generator: torch.Generator, eta_a: float = SECOND_LAYER_STEP,
+                     decay: bool = True, baselines: bool = True) -> StageResult:
     """Steps t = 3..T of the network (mini-batch SGD of the hinge loss, sigma_xi = 0, lambda = 0) and, side by side,
     the same number of SGD steps of the two fixed-feature models of Appendix E.1 on the same mini-batches: random
     features (the second layer of the initial network) and the NTK model (the network linearised at initialisation,
-    trained in parameter space). Step sizes: ``SECOND_LAYER_STEP`` for the network's a,
-    ``FIRST_LAYER_FACTOR`` times the theorem's eta = k^2/(T m^(1/3)) for its W and b, ``BASELINE_STEP`` for
-    the baselines, all times :func:`stage_schedule`. Runs in float32; ``data`` has x, y (train) and x_test,
+    trained in parameter space). Step sizes: ``eta_a`` (default ``SECOND_LAYER_STEP``) for the network's a,
+    ``FIRST_LAYER_FACTOR`` times the theorem's eta = k^2/(T m^(1/3)) for its W and b, ``RF_STEP`` and
+    ``NTK_STEP`` for the baselines (trained only with ``baselines``), all times :func:`stage_schedule` (constant
+    without ``decay``). Runs in
+    float32; ``data`` has x, y (train) and x_test,
     y_test, each batched over the replicas R, and optionally the class weights ``alpha`` (R, n) of the training
     samples (:func:`class_weights`: the class-weighted hinge, for imbalanced classes; default 1)."""
     x, y, xt, yt = (data[key].float() for key in ("x", "y", "x_test", "y_test"))
@@ -357,21 +376,27 @@ def classifier_stage(two: TwoLayerNet, init: TwoLayerNet, data: dict[str, torch.
     rf = dataclasses.replace(init32, trained=("a",)).detached()
     ntk = dataclasses.replace(zeros_like(init32), trained=("W", "b", "a")).detached()
     models = {"net": net, "rf": rf, "ntk": lambda inputs: ntk_forward(init32, ntk, inputs)}
+    if not baselines:
+        models = {"net": net}
     sample = batches_with_replacement(x.shape[1], batch, generator, x.device)
 
     def grads(step):
         idx = sample(step)
+        if not baselines:
+            return network_gradients(net, x[:, idx], y[:, idx], alpha[:, idx])
         return stage_gradients(net, rf, init32, ntk, x[:, idx], y[:, idx], alpha[:, idx])
 
     def log(step):
         return {name: sign_accuracy(model(xt), yt) for name, model in models.items()}
 
-    groups = (net.param_groups(lr={"W": eta, "b": eta, "a": SECOND_LAYER_STEP}) + rf.param_groups(
-        lr={"a": BASELINE_STEP}) + ntk.param_groups(lr={"W": BASELINE_STEP, "b": BASELINE_STEP, "a": BASELINE_STEP}))
+    groups = net.param_groups(lr={"W": eta, "b": eta, "a": eta_a})
+    if baselines:
+        groups += rf.param_groups(lr={"a": RF_STEP}) + ntk.param_groups(lr={"W": NTK_STEP, "b": NTK_STEP,
+                                                                            "a": NTK_STEP})
     stage = steps - 2
     with torch.no_grad():
         history = train(groups, None, OptimConfig(stage, 1.0, optimizer="gd", warmup=0,
-                                                  schedule=stage_schedule(stage)),
+                                                  schedule=stage_schedule(stage) if decay else lambda t: 1.0),
                         grad_fn=grads, log_every=log_every, log_fn=log, description="classifier stage")
         history["step"] = history["step"] + 2  # the stage starts after the two full-batch steps
         outputs = {name: model(xt) for name, model in models.items()}
@@ -508,7 +533,7 @@ def _snr(W: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
     return T[..., mask].mean((-1, -2)) / T[..., ~mask].pow(2).mean((-1, -2)).sqrt()
 
 
-def parity_program(groups: list[Group], size: ParitySizes, run, *, stream: str = "parity") -> tuple[
+def parity_program(groups: list[Group], size: ParitySizes, run, *, stream: str = "parity", **stage) -> tuple[
         dict[str, GroupResult], Diagnostics]:
     """E.1.1 (and the variants of E.2) for every group and seed as one batched program: replica 2 r with input
     structure and 2 r + 1 without, sharing A and the initialisation; each seed of each group its own named stream
@@ -544,7 +569,8 @@ def parity_program(groups: list[Group], size: ParitySizes, run, *, stream: str =
     rows = {"one": [2 * r for r, name in enumerate(owners) if by_name[name].probes and by_name[name].negative_ratio
                     is None],
             "two": [2 * r for r, name in enumerate(owners) if by_name[name].probes]}
-    for key, net in (("one", one), ("two", two)):
+    rows["init"] = rows["one"]  # the random features at initialisation: the probe is their own optimum
+    for key, net in (("init", init), ("one", one), ("two", two)):
         if rows[key]:
             probes[key] = _probe_rows(net, batch, torch.tensor(rows[key], device=device))
     rows["two_plain"] = plain_rows = [2 * r for r, name in enumerate(owners) if by_name[name].plain_steps]
@@ -555,7 +581,7 @@ def parity_program(groups: list[Group], size: ParitySizes, run, *, stream: str =
         _, plain_two = two_steps(sub_init, sub["x"], sub["y"], steps)  # alpha = 1: the plain hinge
         probes["two_plain"] = _probe_rows(plain_two, sub, torch.arange(len(plain_rows), device=device))
     stage = classifier_stage(two, init, batch, k=size.k, steps=size.steps, batch=size.batch,
-                             log_every=size.log_every, generator=run.generator(stream, "stage"))
+                             log_every=size.log_every, generator=run.generator(stream, "stage"), **stage)
     cos["net"] = max_cosine(stage.net.W, v)
     yt = batch["y_test"]
     majority = torch.maximum((yt > 0).double().mean(-1), (yt < 0).double().mean(-1)).cpu()
@@ -592,7 +618,7 @@ def _split_groups(groups: list[Group], stage: StageResult, cos: dict, majority: 
             if kept:
                 group_probes[key] = value[kept]
         history = {"step": stage.history["step"]}
-        for name in ("net", "ntk", "rf"):
+        for name in stage.test_acc:
             curve = stage.history[name][:, start:stop]
             history[name] = curve.reshape(curve.shape[0], -1, 2)
         results[group.name] = GroupResult(
@@ -623,6 +649,7 @@ class IntervalResult:
     gamma: torch.Tensor  # (2,) exact
     test_pos_rate: torch.Tensor  # (2,)
     cos_two: torch.Tensor  # (2,)
+    cos_init: torch.Tensor  # (2,): the same units at initialisation (the null of the step-2 cosines)
     cos_pred: torch.Tensor  # (2,)
     cos_sd: torch.Tensor  # (2,)
     probes: dict[str, torch.Tensor]  # "init", "two": (2,)
@@ -659,6 +686,7 @@ def interval_experiment(size: IntervalSizes, run) -> IntervalResult:
         pos_rate=torch.tensor([float(e["pos_rate"]) for e in exact], dtype=torch.float64),
         gamma=torch.tensor([float(e["gamma"]) for e in exact], dtype=torch.float64),
         test_pos_rate=(yt > 0).double().mean(-1).cpu(), cos_two=max_cosine(two.W, v),
+        cos_init=max_cosine(init.W, v),
         cos_pred=torch.tensor(preds, dtype=torch.float64), cos_sd=torch.tensor(sds, dtype=torch.float64),
         probes=probes)
 
@@ -861,6 +889,16 @@ def parity_experiment(size: FeatureEmergenceSizes, run) -> tuple[dict[str, Group
     return parity_program(parity_groups(size), size.parity, run)
 
 
+def prototype_stage_experiment(size: FeatureEmergenceSizes, run) -> GroupResult:
+    """Experiment 1's main group (the same streams: the same A, initialisation and samples) with the classifier
+    stage of the chapter notes' prototype, eta_a = ``PROTOTYPE_STEP`` constant, the recipe before the tuning; the
+    network only (no fixed-feature baselines)."""
+    P = size.parity
+    results, _ = parity_program([Group("main", P.prototype_seeds, P.d, probes=False)], P, run, eta_a=PROTOTYPE_STEP,
+                                decay=False, baselines=False)
+    return results["main"]
+
+
 def source_ratio_sample(source_n: int, size: ParitySizes) -> int:
     """The sample with the source's background-to-sample ratio: (D - k)/n = (100 - 5)/source_n."""
     return round(source_n * (size.D - size.k) / (100 - 5))
@@ -886,26 +924,154 @@ def mean_se(values: torch.Tensor) -> tuple[float, float | None]:
     return float(v.mean()), float(v.std() / math.sqrt(v.numel()))
 
 
-def group_summary(result: GroupResult) -> dict[str, tuple[float, float | None]]:
+def accuracy_se(values: torch.Tensor, n_test: int | None, *others: torch.Tensor) -> tuple[float, float | None]:
+    """:func:`mean_se` of a seed-wise accuracy (or a difference of accuracies, ``values``); with a single seed, where
+    the standard error over training runs is undefined, the binomial standard error over the ``n_test`` test samples
+    of ``values`` and of each accuracy in ``others`` it is a difference of (a lower bound: it omits the variation
+    between training runs; None without ``n_test``)."""
+    mean, se = mean_se(values)
+    if se is None and n_test:
+        parts = [values] if not others else others
+        se = math.sqrt(sum(float(p.flatten()[0]) * (1 - float(p.flatten()[0])) for p in parts) / n_test)
+    return mean, se
+
+
+def group_summary(result: GroupResult, n_test: int | None = None) -> dict[str, tuple[float, float | None]]:
     """Seed means and standard errors of a group, with structure unless the key says ``_nostruct``: accuracies and
-    hinge losses of the three models, the network's gaps to the fixed-feature models, accuracies minus the majority
-    rate, the best cosines, the probes."""
+    hinge losses of the three models, the network's gaps to the fixed-feature models (and to the better of each and
+    the majority rate), accuracies minus the majority rate, the best cosines, the probes. With one seed the
+    accuracies' standard errors are binomial over ``n_test`` test samples (:func:`accuracy_se`)."""
     out = {}
-    for key, values in result.test_acc.items():
-        out[key] = mean_se(values[:, 0])
-        out[f"{key}_nostruct"] = mean_se(values[:, 1])
-        out[f"{key}_minus_majority"] = mean_se(values[:, 0] - result.majority[:, 0])
-        out[f"{key}_nostruct_minus_majority"] = mean_se(values[:, 1] - result.majority[:, 1])
+    acc, majority = result.test_acc, result.majority
+    for key, values in acc.items():
+        out[key] = accuracy_se(values[:, 0], n_test)
+        out[f"{key}_nostruct"] = accuracy_se(values[:, 1], n_test)
+        out[f"{key}_minus_majority"] = accuracy_se(values[:, 0] - majority[:, 0], n_test, values[:, 0])
+        out[f"{key}_nostruct_minus_majority"] = accuracy_se(values[:, 1] - majority[:, 1], n_test, values[:, 1])
         out[f"hinge_{key}"] = mean_se(result.test_hinge[key][:, 0])
-    for key in ("ntk", "rf"):
-        out[f"net_beats_{key}"] = mean_se(result.test_acc["net"][:, 0] - result.test_acc[key][:, 0])
+    for key in ("ntk", "rf") if "rf" in acc else ():
+        net, other = acc["net"][:, 0], acc[key][:, 0]
+        out[f"net_beats_{key}"] = accuracy_se(net - other, n_test, net, other)
+        best = torch.maximum(other, majority[:, 0].to(other.dtype))
+        out[f"net_leads_{key}"] = accuracy_se(net - best, n_test, net, best)
     for key, values in result.max_cos.items():
         out[f"cos_{key}"] = mean_se(values[:, 0])
         out[f"cos_{key}_nostruct"] = mean_se(values[:, 1])
     for key, values in result.probes.items():
         out[f"probe_{key}"] = mean_se(values)
     out["majority"] = mean_se(result.majority[:, 0])
+    out["structure_drop"] = accuracy_se(acc["net"][:, 0] - acc["net"][:, 1], n_test, acc["net"][:, 0],
+                                        acc["net"][:, 1])
     return out
+
+
+CHANCE = 0.5  # the untrained network: g^(0) = 0 exactly, so every prediction is a tie (balanced classes)
+RF_NULL = "random features: the same network's first layer frozen at initialisation (this run)"
+
+
+def estimate(summary: dict[str, tuple[float, float | None]], key: str, null: Null | None = None) -> Estimate:
+    """A seed mean of :func:`group_summary` with its standard error and the null it is to beat."""
+    mean, se = summary[key]
+    return Estimate(mean, se, null)
+
+
+def lead_bound(negative_ratio: float | None) -> float:
+    """The network's required lead over the better of a fixed-feature model and the majority class: 0.10 (the
+    notes' margin), or half the room above the majority rate where that is smaller (at a share 0.9 of class -1 no
+    model can lead the majority class by more than 0.10). Fixed by the group's class share, not by a run."""
+    majority = 0.5 if negative_ratio is None else max(negative_ratio, 1 - negative_ratio)
+    return round(min(0.10, (1 - majority) / 2), 6)
+
+
+def group_estimates(summary: dict[str, tuple[float, float | None]]) -> dict[str, Estimate]:
+    """The reproduction claims of a group of the parity program, each with its null measured in the same run or
+    exact: the network's accuracy against random features'; its lead over the better of a fixed-feature model and
+    the majority class against the same lead of the trivial predictor (½ or the majority class); the
+    step-2 cosine against the same units at initialisation; the drop without input structure against the
+    untrained network's (0); the probe on the step-2 features against the probe on the random features (where
+    fitted); the fixed-feature models' accuracy against chance."""
+    majority = summary["majority"][0]
+    out = {"net": estimate(summary, "net", Null(summary["rf"][0], RF_NULL)),
+           "hinge_net": estimate(summary, "hinge_net", Null(1.0, "the untrained network (g = 0: hinge 1, exact)")),
+           "cos_two": estimate(summary, "cos_two", Null(summary["cos_init"][0], "the same units at initialisation")),
+           "structure_drop": estimate(summary, "structure_drop",
+                                      Null(0.0, "the untrained network (½ with and without structure)"))}
+    for name in ("ntk", "rf"):
+        out[f"net_leads_{name}"] = estimate(summary, f"net_leads_{name}", Null(
+            max(CHANCE, majority) - max(summary[name][0], majority),
+            "the trivial predictor (the untrained network's ½, or the majority class) in place of the network"))
+        out[name] = estimate(summary, name, Null(CHANCE, "chance (the untrained model)"))
+    if "probe_two" in summary:
+        null = (Null(summary["probe_init"][0], "a converged probe on the random features at initialisation")
+                if "probe_init" in summary else Null(summary["rf"][0], RF_NULL))
+        out["probe_two"] = estimate(summary, "probe_two", null)
+    out["nostruct_minus_majority"] = estimate(summary, "net_nostruct_minus_majority",
+                                              Null(0.0, "the majority-class predictor"))
+    if "probe_one" in summary:
+        gain = difference(estimate(summary, "probe_two"), estimate(summary, "probe_one"))
+        out["probe_gain"] = dataclasses.replace(gain, null=Null(0.0, "features that step 2 leaves unchanged"))
+    return out
+
+
+SOURCE_ROUNDING = 0.0005  # the source prints cosines to three decimals
+OFFSET_NOTE = ("the source's cosine sits below our derived prediction at its own n by more than its rounding and "
+               "three sd of a five-seed mean, at n = 50,000, 25,000 and 10,000 alike (Tables 1 and 5), as it would if "
+               "its step 1 kept part of w^(0) (see cos_one_step)")
+
+
+def source_cosine(n: int, source: float, negative_ratio: float | None = None) -> dict:
+    """The derived step-2 cosine at the source's D = 100, sample n and five seeds, against the source's printed
+    cosine: the ledger arguments of a ``close_to`` prediction with tolerance ``SOURCE_ROUNDING`` plus three sd of the
+    five-seed mean. Exact arithmetic (no run): documented as not reproduced where the printed value is outside."""
+    pred, sd = cosine_prediction(dataclasses.replace(ParitySizes(), D=100), n, 5, negative_ratio)
+    atol = SOURCE_ROUNDING + 3 * sd
+    return {"kind": "prediction", "source_value": source, "measured": pred, "atol": atol,
+            "not_reproduced": OFFSET_NOTE if abs(pred - source) > atol else None}
+
+
+def tuning_table() -> tuple[list[str], list[list[str]]]:
+    """The baseline step sweep (``BASELINE_TUNING``) as a table, the chosen steps marked."""
+    rows = [[f"{step:g}", f"{ntk:.3f}" + (" (chosen)" if step == NTK_STEP else ""),
+             f"{rf:.3f}" + (" (chosen)" if step == RF_STEP else "")] for step, (ntk, rf) in BASELINE_TUNING.items()]
+    return ["SGD step", "NTK test accuracy", "RF test accuracy"], rows
+
+
+STAGE_REVISED = ("the classifier stage's output step was raised from the notes' prototype (η_a = 100, constant) to "
+                 "η_a = 1800 with a cosine decay of every step (commit 8a103d5), after prototype runs left seeds on a "
+                 "plateau below 0.99; the prototype recipe stays as net_with_structure_prototype")
+THM2_NOT_TESTABLE = ("Theorem 2's floor p_o(1 − √(2N)B/2^k) is negative for N = 600 features once B ≥ 0.92: vacuous at "
+                     "simulation scale, and an untrained model (hinge 1) passes any floor below 1")
+
+
+def prototype_claim(result: GroupResult, n_test: int, source_value: float) -> dict:
+    """The ledger arguments of the network-accuracy claim under the prototype stage
+    (:func:`prototype_stage_experiment`), with the status its seeds earn: pass if every seed reaches 0.99, not
+    reproduced if none does, inconclusive with the rate otherwise."""
+    acc = result.test_acc["net"][:, 0]
+    passes, runs = int((acc >= 0.99).sum()), acc.numel()
+    mean, se = accuracy_se(acc, n_test)
+    claim = {"id": "net_with_structure_prototype", "kind": "reproduction", "source_value": source_value,
+             "statement": "network test accuracy with the notes' prototype classifier stage (η_a = 100, constant), the "
+                          "recipe before the tuning (notes: ≥ 0.99)", "bound": 0.99,
+             "measured": Estimate(mean, se, Null(CHANCE, "the untrained network (g = 0: accuracy ½)"))}
+    if passes == 0:
+        claim["not_reproduced"] = "no seed reaches 0.99 with the prototype stage"
+    elif passes < runs:
+        claim["inconclusive"] = "some seeds reach 0.99 with the prototype stage, others stop below"
+        claim["rate"] = (passes, runs)
+    return claim
+
+
+def prototype_source(ledger) -> dict:
+    """The source-map entry of the prototype-stage claim, with the status that claim earned."""
+    status = {"pass": "reproduced", "inconclusive": "inconclusive", "not reproduced": "not reproduced"}
+    claim = next(c for c in ledger.claims if c.id == "net_with_structure_prototype")
+    entry = {"id": "table1_prototype", "where": "Table 1 / A.1 (E.1.1); chapter notes §4.1",
+             "what": "the network reaches 100% with the classifier stage fixed before the tuning (η_a = 100)",
+             "status": status.get(claim.status, "reproduced"), "claims": [claim.id]}
+    if entry["status"] != "reproduced":
+        entry["note"] = claim.not_reproduced or claim.inconclusive
+    return entry
 
 
 def cosine_prediction(size: ParitySizes, n: int, seeds: int, negative_ratio: float | None = None) -> tuple[
@@ -941,7 +1107,8 @@ def size_values(size: FeatureEmergenceSizes) -> dict[str, float]:
             "interval_n": size.interval.n, "interval_width": 2 * size.interval.m, "hidden_n": size.hidden.n,
             "hidden_width": 2 * size.hidden.m, "inj_teacher_width": size.injection.teacher_width,
             "mix_seeds": size.mixture.seeds, "mix_n": size.mixture.n, "inj_seeds": size.injection.seeds,
-            "eta_a": SECOND_LAYER_STEP, "first_layer_factor": FIRST_LAYER_FACTOR, "baseline_step": BASELINE_STEP,
+            "eta_a": SECOND_LAYER_STEP, "first_layer_factor": FIRST_LAYER_FACTOR, "rf_step": RF_STEP,
+            "ntk_step": NTK_STEP, "prototype_step": PROTOTYPE_STEP,
             "stage_eta": FIRST_LAYER_FACTOR * stage_step(P.k, P.m, P.steps)}
 
 
@@ -1026,3 +1193,80 @@ def injection_figure(result: InjectionResult):
               Curve(result.step, result.real_acc[:, :, 1], "digits-only student: digits", "--", "k", spread="sd")]
     return plot_panels([Panel(curves, "", "step", "test accuracy", [Guide(0.5, style=":")], ylim=(0.0, 1.02),
                               legend="lower right", legend_size=6)], width=6)
+
+
+# -- the source map: every result of the source the chapter rests on ---------------------------------------------------
+def _ids(*prefixes: str, suffixes: tuple[str, ...]) -> list[str]:
+    return [f"{p}_{s}" for p in prefixes for s in suffixes]
+
+
+SOURCE_MAP = [
+    {"id": "thm1", "where": "Thm 1 = Thm 26", "status": "reproduced", "claims": ["net_with_structure", "net_hinge"],
+     "what": "gradient descent on a two-layer network learns every labelling of the relevant count (parity here)"},
+    {"id": "lemma5", "where": "Lemma 5 / A.2", "status": "verified", "claims": ["lemma5_exact"],
+     "what": "3(k+1) truncated-ReLU units along Σ_A M_j fit any labelling, with bounded weights"},
+    {"id": "mixture_law", "where": "App. C", "status": "verified", "claims": ["mixture_gamma"],
+     "what": "D_A^mix has balanced classes and γ = (1 − p_o)/2"},
+    {"id": "thm2", "where": "Thm 2, Cor. 3", "status": "not testable here", "claims": ["ntk_hinge", "rf_hinge"],
+     "what": "fixed features need exponentially many features or norm: hinge ≥ p_o(1 − √(2N)B/2^k)",
+     "note": "vacuous at N = 600 features; its direction is carried by Table 1's NTK and RF accuracies"},
+    {"id": "thm4", "where": "Thm 4", "status": "verified",
+     "claims": ["parities_uncorrelated", "sq_bound", "net_without_structure", "ntk_without_structure",
+                "rf_without_structure"],
+     "what": "without input structure no polynomial SQ learner (mini-batch SGD included) learns the parity"},
+    {"id": "table1_accuracy", "where": "Table 1 / Fig. 1 (E.1.1)", "status": "reproduced",
+     "claims": ["net_beats_ntk", "net_beats_rf", "ntk_accuracy", "rf_accuracy", "structure_drop"],
+     "what": "network 100% against NTK 86.4% and RF 76.0%; 52% without input structure"},
+    {"id": "table1_cos_two", "where": "Table 1 / Fig. 2 (E.1.1)", "status": "reproduced",
+     "claims": ["cos_two_steps", "cos_two_no_structure"],
+     "what": "after two steps the weights align with Σ_A M_j (0.997; 0.253 without structure)"},
+    {"id": "table1_cos_one", "where": "Table 1 / Fig. 2 (E.1.1)", "status": "not reproduced",
+     "claims": ["cos_one_step"], "what": "after one step the best cosine is 0.848",
+     "note": "with the stated λ_w = 1/(2η) step 1 erases w^(0) and the cosine is ≈ 0.99 at every seed"},
+    {"id": "table1_two_step", "where": "Table 1 / Sec. 5.2", "status": "reproduced", "claims": ["probe_two_steps"],
+     "what": "the best classifier on the step-two features: 100%"},
+    {"id": "table1_one_step", "where": "Table 1 / Sec. 5.2", "status": "not reproduced",
+     "claims": ["probe_step_gain", "probe_one_halfspace"],
+     "what": "the best classifier on the step-one features: 52%, far below step two",
+     "note": "a converged probe finds the best halfspace, 27/32, at every seed"},
+    {"id": "table2", "where": "Table 2 (E.1.2)", "status": "reproduced",
+     "claims": ["interval_two_step", "interval_cos_two", "interval_cos_no_structure"],
+     "what": "interval labels: the two-step features reach 100% and align (0.994; 0.965 without structure)"},
+    {"id": "table2_fixed_features", "where": "Table 2, Figs. 7-8 (E.1.2)", "status": "not attempted", "claims": [],
+     "what": "interval labels: NTK and random features come close to the network (the advantage disappears)",
+     "note": "the classifier stage is not run at k = 30, where the chapter notes found our parity recipe unstable"},
+    {"id": "table3", "where": "Table 3 / Fig. 9 (E.2.1)", "status": "reproduced",
+     "claims": _ids("dim_small", "dim_large", suffixes=("net", "net_beats_ntk", "net_beats_rf", "cos_two",
+                                                        "structure_drop")),
+     "what": "d = 100 and 2000: the network still beats NTK and RF, and needs the input structure"},
+    {"id": "table4", "where": "Table 4 / Fig. 11 (E.2.2)", "status": "reproduced",
+     "claims": _ids("ratio_low", "ratio_high", suffixes=("net", "net_beats_ntk", "net_beats_rf", "two_step",
+                                                         "no_structure")),
+     "what": "negative shares 0.8 and 0.9: the network reaches 100%; without structure it falls below the majority"},
+    {"id": "table5", "where": "Table 5 / Fig. 13 (E.2.3)", "status": "reproduced",
+     "claims": _ids("n25000", "n10000", suffixes=("net", "net_beats_ntk", "net_beats_rf", "two_step",
+                                                  "structure_drop")),
+     "what": "n = 25,000 and 10,000 (m = 50): the same picture at smaller samples"},
+    {"id": "fig15", "where": "Fig. 15 (E.3.1)", "status": "verified", "claims": ["hidden_clusters"],
+     "what": "labels from a hidden representation: the weights form clusters after one and two steps"},
+    {"id": "fig16", "where": "Fig. 16 / Table 6 (E.3.2)", "status": "reproduced",
+     "claims": ["mixture1_centres_covered", "mixture2_centres_covered", "mixture3_centres_covered"],
+     "what": "Gaussian mixture: every cluster centre is covered by some neurons"},
+    {"id": "injection", "where": "Figs. 4, 22 (E.5)", "status": "reproduced on an analogue",
+     "claims": ["injection_ordering", "injection_mixture_lower", "injection_real_part"],
+     "analogue": "scikit-learn's 8×8 digits with Gaussian inputs of their mean and covariance, α = ½",
+     "what": "a student learns injected inputs slower and worse than the real ones labelled by the same teacher"},
+    {"id": "injection_rest", "where": "Figs. 23-26, Alg. 1 (E.5)", "status": "not attempted", "claims": [],
+     "what": "Tiny ImageNet injection, the sweep over α, the double-descent choice of the teacher",
+     "note": "no dataset can be downloaded here; the α sweep and the teacher selection are not built"},
+    {"id": "real_data", "where": "Figs. 3, 17-21, Table 7 (E.4)", "status": "not attempted", "claims": [],
+     "what": "on MNIST, CIFAR-10 and SVHN the neurons of trained networks cluster; a small CNN analogue",
+     "note": "the datasets cannot be downloaded here, and the notes' digits analogue is not built"},
+    {"id": "variant_weights", "where": "Figs. 10, 12, 14 (E.2)", "status": "not attempted", "claims": [],
+     "what": "MDS pictures of the weights in the variants",
+     "note": "pictures only; the cosines they show are claimed with Tables 3-5"},
+    {"id": "erratum_bias_gradient", "where": "eq. (24) / (A.20)", "status": "erratum",
+     "claims": ["smoothed_activation"],
+     "what": "the bias gradient omits ξ_i inside the indicator",
+     "note": "the derivative of the smoothed activation is Pr[z + ξ ∈ (0, 1)]: the noise belongs inside"},
+]
