@@ -58,6 +58,8 @@ def test_relu_vs_linear_and_the_theory_checks_at_a_tiny_size():
     assert set(exp.relu.snapshots) == set(exp.snapshot_steps)
     assert torch.equal(exp.relu.snapshots[0], exp.relu.init.W.detach())
     assert set(exp.values()) >= {"relu_id_hinge", "linear_ood_hinge_init", "bc_ratio", "init_gap"}
+    assert exp.p_pos_medians.shape == (c.seeds,) and 0 <= exp.p_pos_median_init <= 1  # per seed; the null at step 0
+    assert experiment.Stat.of([1.0, 3.0]).value == 2.0  # the claims ledger reads value and se
     th = experiment.theory_checks(TINY, r, exp)
     assert 0 <= th.clt_error < 0.5 and th.ood_measured.shape == (c.seeds,)
     assert np.all(th.ood_lower <= th.ood_upper + 1e-6)  # equal when every ID margin is below 1
@@ -83,6 +85,8 @@ def test_regression_extension_and_digits_run_at_a_tiny_size():
     ext = experiment.extension(TINY, r)
     assert set(ext.final) == set(experiment.EXTENSION_ACTIVATIONS)
     assert ext.worst_stat("id_loss").mean == ext.worst("id_loss")
+    assert set(ext.initial) == set(ext.final)
+    assert all(np.allclose(v["bg_direction"], 1.0) for v in ext.initial.values())  # the projection's null is 1
     dig = experiment.digits(TINY, r)
     assert dig["relu"].teacher == dig["identity"].teacher  # one split, one teacher for both students
     assert dig["relu"].student["ood"].shape == (TINY.digits.seeds,) and dig["relu"].n_test == 1797 - 300

@@ -153,3 +153,20 @@ def test_small_runs_of_the_experiments():
     assert four.scales.shape == (len(four.epochs), 3, 4) and four.amplitudes.shape == (2, 4)
     assert four.growth12 == pytest.approx(four.growth_pred, rel=1e-3)  # 12 steps at eta = 4 from 1e-4
     assert isinstance(four.init, TwoLayerNet) and four.init.W.shape == (5, 6, 2)
+
+
+def test_nulls_are_the_same_measurements_on_the_initial_networks():
+    run = start_run("ci", 0, "cpu")
+    four = experiment.four_neuron_run(dataclasses.replace(experiment.CI.four, epochs=200, lemma_epochs=400,
+                                                          lemma_width=6, lemma_seeds=2), run)
+    assert four.scale_spread_init == pytest.approx(999.0)  # the Fig. 1/6/7 inits span 1e-4 to 1e-7
+    assert len(four.amplitude_spreads) == 2 and max(four.amplitude_spreads) == pytest.approx(four.amplitude_spread)
+    assert max(four.amplitude_spreads_end) == pytest.approx(four.amplitude_spread_end)
+    assert four.gamma_init_four < four.gamma_mm and 0 <= four.lemma_mass_init <= 1
+    skew = experiment.skewed_xor_run(dataclasses.replace(experiment.CI.skew, base=16, widths=(4, 8), epochs=64,
+                                                         lr=1.0, resamples=2), run)
+    assert skew.cluster_gap == pytest.approx(math.pi / 6)  # the skewed clusters sit pi/6 from the source's extrema
+    r = skew.runs[0]
+    assert r.frob_init == pytest.approx(float(skew.frob[0, 0])) and 0 <= r.mass_init <= 1 and 0 <= r.sign_init <= 1
+    assert len(skew.centre_gaps) == 2 and max(skew.centre_gaps) == pytest.approx(skew.centre_gap)
+    assert max(skew.clean_gaps) == pytest.approx(skew.clean_gap) and skew.width_gap_lazy > 0

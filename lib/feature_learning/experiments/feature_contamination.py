@@ -134,7 +134,8 @@ CI = override(
     # since the class-averaged activation rates move with the few neurons that never learn (about one in ten)
     classification={"batch": 256, "steps": 400, "log_every": 20, "seeds": 4},
     regression={"steps": 1000},  # eta t = 200: the ID error is at its floor
-    digits={"width": 128, "steps": 1500, "seeds": 1},  # one narrower student: CI time
+    # two narrower students (batched): the claims' standard errors need two, and the drop's rate counts them
+    digits={"width": 128, "steps": 1500, "seeds": 2},
 )
 FULL = override(
     BOOK,
@@ -173,6 +174,10 @@ class Stat:
 
     mean: float
     se: float
+
+    @property
+    def value(self) -> float:  # the claims ledger reads value and se
+        return self.mean
 
     @classmethod
     def of(cls, values) -> Stat:
@@ -278,6 +283,8 @@ class ReluVsLinear:
     init_gap: Stat  # p_pos - p_neg of the ReLU network at initialisation, mean and se over all neurons
     p_pos_median: float  # median over all neurons of the final activation rate on the positive class
     bg_init_sd: float  # sd of a replica's mean background weight at initialisation, 1/sqrt(d m d_bg)
+    p_pos_medians: np.ndarray  # per replica: the median over its neurons of the final positive-class rate
+    p_pos_median_init: float  # the mean over replicas of that median at initialisation (the untrained network)
 
     def final(self, net: str, key: str) -> np.ndarray:
         return final(getattr(self, net).history, key)
@@ -318,7 +325,9 @@ def relu_vs_linear(size: ContaminationSizes, run: Run) -> ReluVsLinear:
     final_pos, _ = measure.class_activation_rates(relu.net, x_id, y_id)
     return ReluVsLinear(relu, linear, c.source_steps(relu.history["step"].numpy()), snaps,
                         Stat.of((p_pos - p_neg).double().cpu().numpy()), float(final_pos.median()),
-                        1 / math.sqrt(c.d * c.width * c.d_bg))
+                        1 / math.sqrt(c.d * c.width * c.d_bg),
+                        final_pos.double().median(-1).values.cpu().numpy(),
+                        float(p_pos.double().median(-1).values.mean()))
 
 
 def figure_risks(exp: ReluVsLinear) -> Figure:
@@ -641,6 +650,7 @@ def run_extension(size: ContaminationSizes, activation: str, generator: torch.Ge
 class ExtensionResult:
     final: dict[str, dict[str, np.ndarray]]  # activation -> quantity -> per replica
     n_test: int
+    initial: dict[str, dict[str, np.ndarray]] | None = None  # the same at step 0 (the untrained networks)
 
     def worst(self, key: str, pick=max) -> float:
         """``pick`` over activations of the mean over replicas."""
@@ -661,11 +671,12 @@ class ExtensionResult:
 
 
 def extension(size: ContaminationSizes, run: Run) -> ExtensionResult:
-    out = {}
+    out, start = {}, {}
+    keys = ("id_loss", "ood_loss", "id_acc", "ood_acc", "bg_direction", "core_norm")
     for a in EXTENSION_ACTIVATIONS:
         h = run_extension(size, a, run.generator("extension", a), run.device)
-        out[a] = {k: final(h, k) for k in ("id_loss", "ood_loss", "id_acc", "ood_acc", "bg_direction", "core_norm")}
-    return ExtensionResult(out, size.classification.n_test)
+        out[a], start[a] = {k: final(h, k) for k in keys}, {k: initial(h, k) for k in keys}
+    return ExtensionResult(out, size.classification.n_test, start)
 
 
 def figure_extension(ext: ExtensionResult) -> Figure:

@@ -142,6 +142,7 @@ XOR_DELTA, XOR_SIGMA, XOR_BASE = 0.01, 0.005, 16  # Assumption 5.1 data of Sec. 
 LEMMA_INIT_SCALE = 1e-4  # balanced isotropic init of the Lemma 5.5 run
 SKEW_ANGLES = (math.pi / 2, math.pi / 3)
 SKEW_CLEAN_EXTREMA = (-math.pi / 2, -math.pi / 6, math.pi / 2, 5 * math.pi / 6)  # Sec. 6, alpha = pi/3
+SKEW_CLUSTERS = (0.0, math.pi, math.pi / 3, -2 * math.pi / 3)  # its clusters: +-e_1 and +-(cos, sin)(pi/3)
 SKEW_INIT_SCALE = 2.0**-7  # "sigma = 2^-7" of Sec. 6: PyTorch default init times 2^-7
 CAPTURE_INIT_SCALE, CAPTURE_LR = 1e-8, 0.5
 # the domino analogue: simple feature +-MU_SIMPLE (G-rate mu/4, vs 1/8 for the XOR feature), XOR noise, noise dims
@@ -226,12 +227,25 @@ class FourNeuronResult:
     amplitudes: torch.Tensor  # U_k^2 of the small-init networks after lemma_epochs (seeds, 4)
     amplitude_spread: float  # max over seeds of max/min U_k^2 - 1, after lemma_epochs
     amplitude_spread_end: float  # the same at the end of the source's schedule (epochs)
+    amplitude_spreads: list[float]  # per small-init network: max/min U_k^2 - 1 after lemma_epochs
+    amplitude_spreads_end: list[float]  # ... and at the end of the source's schedule (epochs)
+    # nulls: the same measurements, taken the same way over the replicas, on the initial (untrained) networks
+    scale_spread_init: float  # the four neurons' scale spread at epoch 0
+    gamma_init_four: float  # the four-neuron runs' normalised margin at epoch 0 (smallest)
+    gamma_init_lemma: float  # the small-init networks' normalised margin at epoch 0 (smallest)
+    lemma_mass_init: float  # mass within 0.05 rad of the axes at epoch 0 (smallest over seeds)
+    amplitude_spread_init: float  # max/min U_k^2 - 1 at epoch 0 (largest over seeds)
     seconds: float = 0.0
+
+
+def _relative_spreads(values: torch.Tensor) -> torch.Tensor:
+    """max / min - 1 along the last axis, one per leading (replica) index."""
+    return values.max(-1).values / values.min(-1).values - 1
 
 
 def _relative_spread(values: torch.Tensor) -> float:
     """max / min - 1 along the last axis, the largest over the leading (replica) axes."""
-    return float((values.max(-1).values / values.min(-1).values - 1).max())
+    return float(_relative_spreads(values).max())
 
 
 def four_neuron_run(size: FourNeuronSizes, run: Run) -> FourNeuronResult:
@@ -279,6 +293,7 @@ def four_neuron_run(size: FourNeuronSizes, run: Run) -> FourNeuronResult:
                 lr=lambda epoch: four_neuron_schedule(size.epochs + epoch))
     U2 = cluster_amplitudes(later.a.detach().cpu(), later.W.detach().cpu(), target)
     U2_end = cluster_amplitudes(a_l, W_l, target)
+    W_0, a_0 = hist["W"][0, n_four:], hist["a"][0, n_four:]
     return FourNeuronResult(
         X=X, y=y, extrema=extrema, lam=lam, g_e1=g_e1, axes_gap=axes_gap, gamma_mm=gamma_mm, init=init,
         labels=list(FOUR_NEURON_INITS) + [f"m={width}, seed {i}" for i in range(size.lemma_seeds)],
@@ -287,7 +302,12 @@ def four_neuron_run(size: FourNeuronSizes, run: Run) -> FourNeuronResult:
         scale_spread=_relative_spread(final), final_scale=float(final.mean()),
         max_angle=float(angles.abs().max()), gamma_four=float(gamma[:n_four].min()),
         gamma_lemma=float(gamma[n_four:].min()), lemma_mass=float(lemma_mass.min()), amplitudes=U2,
-        amplitude_spread=_relative_spread(U2), amplitude_spread_end=_relative_spread(U2_end))
+        amplitude_spread=_relative_spread(U2), amplitude_spread_end=_relative_spread(U2_end),
+        amplitude_spreads=_relative_spreads(U2).tolist(), amplitude_spreads_end=_relative_spreads(U2_end).tolist(),
+        scale_spread_init=_relative_spread(scales[0]), gamma_init_four=float(margins[0, :n_four].min()),
+        gamma_init_lemma=float(margins[0, n_four:].min()),
+        lemma_mass_init=float(mass_near(W_0, target, 0.05)[1].min()),
+        amplitude_spread_init=_relative_spread(cluster_amplitudes(a_0, W_0, target)))
 
 
 def margin_figure(result: FourNeuronResult):
@@ -351,6 +371,14 @@ class SkewRun:
     sign_ok: float  # share of the mass with the sign the theory assigns
     centre_shift: float  # max move of the mass-weighted cluster centres from the early checkpoint to the end
     centres: torch.Tensor  # final mass-weighted cluster centres (k,)
+    # nulls: the same measurements on the initial (untrained) network
+    frob_init: float
+    mass_init: float  # share within 0.1 rad of G's extrema at epoch 0
+    mass_init_end: float  # share within 0.05 rad at epoch 0
+    shares_init: torch.Tensor
+    sign_init: float
+    centre_shift_init: float  # max move of the centres from epoch 0 to the end (the initial network as the "early" one)
+    centres_init: torch.Tensor
 
 
 @dataclasses.dataclass
@@ -371,6 +399,12 @@ class SkewResult:
     sampled_clean_gap: float  # the same for the extrema of this data set's G
     resampled_gap_mean: float  # ... over fresh data sets of the same size: mean
     resampled_gap_sd: float  # ... and standard deviation
+    centre_gaps: list[float]  # per angle: the largest centre difference between the widths
+    # nulls
+    width_gap_lazy: float  # the width gap if each network kept its initial scale ratio (the lazy rule; max over angles)
+    centre_gap_init: float  # the initial networks' centre difference between the widths (max over angles)
+    clean_gaps: list[float]  # alpha = pi/3: clean_gap of each width
+    cluster_gap: float  # alpha = pi/3: the clusters' own directions against the source's extrema (pi/6)
     seconds: float = 0.0
 
 
@@ -410,15 +444,22 @@ def skewed_xor_run(size: SkewSizes, run: Run) -> SkewResult:
         for j, w in enumerate(size.widths):
             r = i * len(size.widths) + j
             V_end, V_early = hist["W"][-1, r:r + 1, :w], hist["W"][early, r:r + 1, :w]
+            V_0, a_0 = hist["W"][0, r:r + 1, :w], hist["a"][0, r:r + 1, :w]
             a_end = hist["a"][-1, r:r + 1, :w]
             shares, mass_end = mass_near(V_end, phi, 0.05)
             _, mass_early = mass_near(V_early, phi, 0.1)
-            centres = weighted_centres(V_end, phi)
+            shares_0, mass_0_end = mass_near(V_0, phi, 0.05)
+            centres, centres_0 = weighted_centres(V_end, phi), weighted_centres(V_0, phi)
             shift = angle_gap(centres, weighted_centres(V_early, phi)).max()
             runs.append(SkewRun(alpha=al, width=w, frob=float(frob[-1, r]), mass_end=float(mass_end[0]),
                                 shares=shares[0], mass_early=float(mass_early[0]),
                                 sign_ok=float(sign_consistency(a_end, V_end, phi, sign)[0]),
-                                centre_shift=float(shift), centres=centres[0]))
+                                centre_shift=float(shift), centres=centres[0], frob_init=float(frob[0, r]),
+                                mass_init=float(mass_near(V_0, phi, 0.1)[1][0]),
+                                mass_init_end=float(mass_0_end[0]), shares_init=shares_0[0],
+                                sign_init=float(sign_consistency(a_0, V_0, phi, sign)[0]),
+                                centre_shift_init=float(angle_gap(centres, centres_0).max()),
+                                centres_init=centres_0[0]))
     nw = len(size.widths)
     pairs = [(runs[i * nw], runs[i * nw + nw - 1]) for i in range(len(SKEW_ANGLES))]
     resampled = []
@@ -434,7 +475,12 @@ def skewed_xor_run(size: SkewSizes, run: Run) -> SkewResult:
         centre_gap=max(float(angle_gap(a.centres, b.centres).max()) for a, b in pairs),
         clean_gap=max(_clean_gap(r.centres) for r in runs if r.alpha == SKEW_ANGLES[1]),
         sampled_clean_gap=_clean_gap(extrema[1][0]), resampled_gap_mean=float(resampled.mean()),
-        resampled_gap_sd=float(resampled.std()))
+        resampled_gap_sd=float(resampled.std()),
+        centre_gaps=[float(angle_gap(a.centres, b.centres).max()) for a, b in pairs],
+        width_gap_lazy=max(a.frob * abs(b.frob_init / a.frob_init - 1) for a, b in pairs),
+        centre_gap_init=max(float(angle_gap(a.centres_init, b.centres_init).max()) for a, b in pairs),
+        clean_gaps=[_clean_gap(r.centres) for r in runs if r.alpha == SKEW_ANGLES[1]],
+        cluster_gap=_clean_gap(torch.tensor(SKEW_CLUSTERS, dtype=DT)))
 
 
 def skew_panels(result: SkewResult, n_grid: int = 2000) -> dict:
@@ -464,6 +510,10 @@ class PairedDifference:
     se: float
     t: float
     p: float
+
+    @property
+    def value(self) -> float:  # the claims ledger reads value and se
+        return self.mean
 
 
 def paired_difference(a: torch.Tensor, b: torch.Tensor) -> PairedDifference:

@@ -123,3 +123,15 @@ def slope_se(x, y) -> tuple[float, float]:
     dof = len(x) - 2
     se = math.sqrt(float(residual @ residual) / dof / sxx) if dof > 0 else float("nan")
     return slope, se
+
+
+def pass_rate(values, *, at_least: float | None = None, at_most: float | None = None) -> tuple[int, int]:
+    """(passes, runs): how many of the per-replica ``values`` meet ``value >= at_least`` and/or ``value <= at_most``,
+    the rate an inconclusive claim reports (NaN never passes)."""
+    v = np.asarray(values, dtype=float).ravel()
+    ok = np.isfinite(v)
+    if at_least is not None:
+        ok &= v >= at_least
+    if at_most is not None:
+        ok &= v <= at_most
+    return int(ok.sum()), int(v.size)
