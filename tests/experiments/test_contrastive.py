@@ -70,3 +70,19 @@ def test_regularised_finetune_is_paired_and_only_the_contrastive_term_differs():
     same = ex.regularised_finetune(model, 8, override(small, lam=0.0), torch.Generator().manual_seed(5), 1.0)
     assert torch.equal(same.ft, same.ours) and torch.equal(same.private_ft, same.private_ours)
     assert torch.equal(same.ft, row.ft)  # FT does not see the contrastive term's draws
+
+
+def test_source_map_is_unique_and_names_the_profile_claims():
+    class Pre:
+        cka = {"1 vs 1-2": None, "1 vs 1-4": None, "1 vs 2": None}
+
+    class Row:
+        def __init__(self, T, m):
+            self.T, self.m = T, m
+
+    entries = ex.source_map(ex.CI, Pre(), [Row(4, 20), Row(16, 20), Row(4, 50)])
+    ids = [e["id"] for e in entries]
+    assert len(ids) == len(set(ids))
+    claims = {c for e in entries for c in e.get("claims", [])}
+    assert {"cka_1_vs_1-4", "ours_beats_ft_T16", "mixture_private_weight_P4"} <= claims
+    assert all(e["status"] != "not attempted" or not e.get("claims") for e in entries)

@@ -82,3 +82,38 @@ def test_hierarchy_label_functions_nest_as_intended():
             # every label except the global clustering lies inside one superclass
             for g in torch.unique(lab):
                 assert len(torch.unique(sup[lab == g])) == 1
+
+
+def test_claim_estimates_carry_failing_nulls():
+    """The feature-growth nulls (frequency-blind growth) and the robustness null (a learner against itself) fail
+    the claims' tests; halves_rate applies a (mean, se) test to each half of the replicas."""
+    sw = E.SweepSizes(coarse_ks=(4, 8), fine_ks=(4,))
+    ones = np.ones(4)
+    summary = {("coarse", k): {"ratio_k": ones, "early_rel": ones, "rho_half": 0.1 * ones} for k in (4, 8)}
+    summary[("fine", 4)] = {"early_rel": ones, "rho_half": 0.3 + 0.01 * np.arange(4)}
+    est = E.feature_estimates(summary, sw)
+    assert est["ratio_law_k8"].value == 1.0 and abs(est["ratio_law_k8"].null.value - 1.0) > 0.15
+    assert abs(est["early_coarse_k4"].null.value - 1.0) > 0.15 and abs(est["early_fine_k4"].null.value - 1) > 0.15
+    rob = E.robustness_estimate(summary, 4)
+    assert rob.value > E.ROBUSTNESS_GAP and rob.null.value < E.ROBUSTNESS_GAP
+    assert E.halves_rate([1.0, 1.1, -1.0, -1.1], lambda m, se: m > 0) == (1, 2)
+    d = E.paired_difference({"a": [1.0, 2.0], "b": [0.5, 1.0]}, "a", "b")
+    assert d.value == 0.75 and d.null.value == 0.0
+
+
+def test_source_map_names_only_claims_of_the_profile():
+    ids = [e["id"] for e in E.source_map(E.CI)]
+    assert len(ids) == len(set(ids))
+    claims = {c for e in E.source_map(E.CI) for c in e.get("claims", [])}
+    assert "robustness_k16" not in claims and "robustness_k8" in claims
+    assert {c for e in E.source_map(E.BOOK) for c in e.get("claims", [])} >= {"robustness_k16", "early_fine_k16"}
+    for e in E.source_map(E.CI):
+        assert e["status"] != "not attempted" or not e.get("claims")
+
+
+def test_untrained_evaluation_is_the_trained_runs_initialisation():
+    run = start_run("ci", 0, "cpu")
+    size = E.override(E.CI, model={"n_lucky": 1.0, "P": 12, "s_star": 3, "d_min": 16, "d_spare": 4, "batch": 16},
+                      sweep={"coarse_replicas": 2, "n_test": 2, "rhos": (0.0, 0.2)})
+    ev = E.untrained_evaluation(size, run, 2, "coarse")
+    assert ev.normal_margin.shape == (2,) and torch.all(ev.normal_margin.abs() < 0.1)  # outputs of order sigma0

@@ -22,6 +22,7 @@ import torch
 from feature_learning.book.profiles import Run, override
 from feature_learning.data.multiview_patches import MultiViewPatches
 from feature_learning.measure.lucky_neurons import level_crossing, responding, set_mean, set_sizes, singly_activated
+from feature_learning.measure.statistics import Estimate, Null, finite_mean_se, mean_se
 from feature_learning.models.patch_conv import PatchConvNet, init_thresholded, merge_heads, width_for_lucky
 from feature_learning.plotting.curves import Curve, Guide, Panel, plot_panels
 from feature_learning.training.bias_schedule import train_bias_schedule
@@ -80,7 +81,9 @@ class SweepSizes:
     fine_ks: tuple[int, ...] = (4, 8, 16)
     steps: int = 600
     fine_steps_per_k: int = 40  # fine runs take this many steps times k: a head sees N/(2k) of its samples per step
-    coarse_replicas: int = 8  # the margin slope over k carries the Poisson noise of the lucky-neuron counts
+    coarse_replicas: int = 12  # the margin slope over k carries the Poisson noise of the lucky-neuron counts; 8 until
+    #                            a seed outside 0-5 sat within noise of its bound at ci (-0.77 ± 0.074; issue 21); 12,
+    #                            not 16: 16 made the ci chapter about 35% slower
     fine_replicas: int = 3
     n_test: int = 20  # test samples per subclass, normal and hard
     rhos: tuple[float, ...] = tuple(round(0.025 * i, 3) for i in range(17))  # distractor grid 0 .. 0.4
@@ -927,3 +930,164 @@ def robustness_figure(sweep: Sweep, sw: SweepSizes):
                                Curve(rhos, hard_acc_curves(sweep, "fine", k), "fine labels (merged)", color="C1")],
                               title=f"k = {k}", xlabel=r"distractor $\rho$", ylabel="hard-sample accuracy",
                               guides=[Guide(0.5, "1/2")]) for k in sw.fine_ks], width=3.6, height=3.2, sharey=True)
+
+
+# ---- the claims' estimates and nulls -------------------------------------------------------------------------------
+ROBUSTNESS_GAP = 0.02  # rho_1/2 differences: fixed in advance (a fifth of the notes' pilot gap 0.1 at k = 8), so
+#                        that the null "a learner against itself" (difference 0) fails
+
+
+@torch.no_grad()
+def untrained_evaluation(size: GranularitySizes, run: Run, k: int, labels: str) -> Evaluation:
+    """The null of the accuracy and margin claims: the sweep's own initialisation for (labels, k) (conditioned and
+    pruned as in training, the same init stream), evaluated untrained on the sweep's test stream."""
+    sw, model = size.sweep, size.model
+    replicas = sw.coarse_replicas if labels == "coarse" else sw.fine_replicas
+    net = init_net(model, model.data(k), labels, replicas, run.generator("init", "sweep", k, labels), True,
+                   run.device)
+    return evaluate(net, model, k, labels, sw.n_test, sw.rhos, run.generator("test", k, labels), device=run.device)
+
+
+def feature_estimates(summary: dict, sw: SweepSizes) -> dict[str, Estimate]:
+    """The feature-growth claims (mean and se over replicas) with their nulls: frequency-blind growth (every feature
+    grows at the same rate) for the coarse 1/k law and Phase-I rate k; the coarse rate 1/k within a fine head for
+    the fine rate (2k - 1)/k."""
+    out = {}
+    for k in sw.coarse_ks:
+        s = summary[("coarse", k)]
+        out[f"ratio_law_k{k}"] = Estimate(*finite_mean_se(s["ratio_k"]), Null(
+            float(k), "frequency-blind growth, Delta A*_sub = Delta A*_common: k times 1"))
+        out[f"early_coarse_k{k}"] = Estimate(*finite_mean_se(s["early_rel"]), Null(
+            1.0 / k, "frequency-blind growth: common/subclass growth 1, over k"))
+    for k in sw.fine_ks:
+        out[f"early_fine_k{k}"] = Estimate(*finite_mean_se(summary[("fine", k)]["early_rel"]), Null(
+            1.0 / (2 * k - 1), "the coarse rate 1/k within a head, over (2k - 1)/k"))
+    return out
+
+
+def slope_estimate(sweep: Sweep, labels: str, replicas: slice = slice(None), null: Null | None = None) -> Estimate:
+    """Mean and se over replicas of the slope of ln(hard margin) against ln k (:func:`margin_slope`)."""
+    return Estimate(*mean_se(margin_slope(sweep, labels)[replicas]), null)
+
+
+def halves_rate(values, test) -> tuple[int, int]:
+    """(passes, 2): the claim's test (on mean and se) applied to each half of the replicas."""
+    values = np.asarray(values, dtype=float)
+    half = len(values) // 2
+    return sum(bool(test(*mean_se(v))) for v in (values[:half], values[half:2 * half])), 2
+
+
+def paired_difference(per_replica: dict, a: str, b: str, null_model: str | None = None,
+                      replicas: slice = slice(None)) -> Estimate:
+    """mean and se over replicas of per_replica[a] - per_replica[b] (paired by replica); null: b against itself."""
+    d = np.asarray(per_replica[a], dtype=float)[replicas] - np.asarray(per_replica[b], dtype=float)[replicas]
+    return Estimate(*mean_se(d), Null(0.0, null_model or f"'{b}' against itself"))
+
+
+def robustness_estimate(summary: dict, k: int) -> Estimate:
+    """rho_1/2 of fine minus coarse labels at k (independent inits: se of a difference); null: coarse against
+    itself."""
+    (mf, sf), (mc, sc) = mean_se(summary[("fine", k)]["rho_half"]), mean_se(summary[("coarse", k)]["rho_half"])
+    return Estimate(mf - mc, math.hypot(sf, sc), Null(0.0, "coarse labels against themselves"))
+
+
+HIERARCHY_ANALOGUE = ("a synthetic two-level label tree with label-independent nuisance patches, pretrained with the "
+                      "theory's learner and transferred by merging heads; distractor tolerance as the metric")
+
+
+def source_map(size: GranularitySizes) -> list[dict]:
+    """Every result of the source the chapter rests on (theorems, propositions, errata, the abstract's and Sec. 4's
+    empirical statements, the tables), its status here and the claims that carry it (``ClaimLedger.source``)."""
+    ck, fk, taus = size.sweep.coarse_ks, size.sweep.fine_ks, size.lucky.taus
+    h = HIERARCHY_ANALOGUE
+    return [
+        dict(id="thm51_coarse", where="Thm 5.1 (Thm E.1, Cor. E.1.1)", status="reproduced",
+             what="Coarse labels: training loss o(1); on normal samples F_y in omega(1), F_y' in o(1); on hard "
+                  "samples F_+, F_- in o(1)",
+             claims=["hard_margin_slope_coarse", "hard_margin_slope_coarse_8_replicas", "coarse_hard_other",
+                     "coarse_loss_saturated", "normal_accuracy"]),
+        dict(id="ratio_law", where="eqs. 75, 83, 89 (App. E)", status="reproduced",
+             what="Coarse labels: the subclass features grow at 1/k of the common feature's pace",
+             claims=[f"ratio_law_k{k}" for k in ck]),
+        dict(id="thm_d1_phase1", where="Thm D.1, eqs. 22-23", status="reproduced",
+             what="Phase I: the common feature drifts k times faster than a subclass feature",
+             claims=["drift_rates"] + [f"early_coarse_k{k}" for k in ck]),
+        dict(id="thm_e1_log_time", where="Thm E.1, eqs. 59-60", status="reproduced",
+             what="Phase II: the common response grows as ln(C (t - T11) + t0)",
+             claims=["log_time_ode", "log_time_recursion", "log_time_recursion_sign", "log_slope_exact"]),
+        dict(id="thm52_fine", where="Thm 5.2 (Prop. 3 and its remark)", status="reproduced",
+             what="Fine labels: F_{+,c}(X_hard) in Omega(1); merged heads F_+ in Omega(1), F_- in o(1) on normal "
+                  "and hard samples",
+             claims=["hard_margin_slope_fine", "hard_margin_slope_fine_two_sided", "fine_over_coarse_k8",
+                     "fine_hard_accuracy"]),
+        dict(id="fine_phase1", where="App. F, eqs. 94-97", status="verified",
+             what="Fine labels, Phase I: within head (+, c) the subclass feature outgrows the common one (the "
+                  "equations are lost in the extraction; rates derived here)",
+             claims=["drift_rates"] + [f"early_fine_k{k}" for k in fk]),
+        dict(id="prop1_lucky", where="Prop. 1 (App. C)", status="verified",
+             what="Theta(d^c0 / sqrt(ln d)) singly activated neurons per feature at initialisation",
+             claims=["init_geometry"] + [f"lucky_set_tau{t}" for t in taus]),
+        dict(id="eq5_gradient", where="eqs. 4-6", status="verified",
+             what="The update of eq. (5) is gradient descent on the softmax cross-entropy", claims=["ce_gradient"]),
+        dict(id="lemma_e4", where="Lemma E.4, eq. 90", status="verified",
+             what="The harmonic remainder eps_n lies in [0, 1/(8 n^2)]", claims=["harmonic_lemma"]),
+        dict(id="sec53_robustness", where="Sec. 5.3", status="reproduced",
+             what="Fine-grained pretraining makes the network more robust to misleading patterns",
+             claims=[f"robustness_k{k}" for k in fk]),
+        dict(id="prop3_threshold", where="Prop. 3, proof", status="erratum", claims=["finishing_threshold"],
+             what="logit_{+,c} >= 1/(1.5k) requires F_{+,c} >= ln Omega(k)",
+             note="it requires ln(2(2k-1)/(3k-2)) -> ln(4/3), bounded in k; the conclusion Omega(1) stands"),
+        dict(id="eq8_tail", where="eq. 8", status="erratum", claims=["erratum_gaussian_tail"],
+             what="Gaussian tail bound Pr[g >= e] <= (1/2) phi(e) / e",
+             note="false at e = 1, 2, 3, 5; without the factor 1/2 (Mills) it holds"),
+        dict(id="eq18_union", where="eq. 18", status="erratum", claims=["erratum_union_bound"],
+             what="m d O(d^-5 / sqrt(ln d)) < d^-2", note="the ratio diverges like d^(2 c0) / sqrt(ln d); the "
+                                                         "event is still o(1)"),
+        dict(id="eq34_factor", where="eqs. 30, 34", status="erratum", claims=["erratum_eq34_factor"],
+             what="The rationalised activation margins", note="eq. 34 omits the factor (4 + 2 c0) on its second "
+                                                              "term"),
+        dict(id="inat_manual_gain", where="Abstract; Sec. 4.1, Fig. 3, Table 1", status="reproduced on an analogue",
+             analogue=h, what="Pretraining on the manual hierarchy beats the retraining baseline (8.76% relative "
+                              "error on iNaturalist 2021's 11 superclasses)",
+             claims=["hierarchy_manual_vs_baseline", "hierarchy_manual_vs_baseline_3_replicas", "table1_gain",
+                     "table1_matches_table5"]),
+        dict(id="random_ids_vs_manual", where="Abstract (condition 1); Sec. 4.1, Fig. 3",
+             status="reproduced on an analogue", analogue=h,
+             what="A meaningful hierarchy matters: random class IDs are worse than the manual hierarchy",
+             claims=["hierarchy_manual_vs_random", "random_ids_per_superclass"]),
+        dict(id="random_ids_vs_baseline", where="Sec. 4.1, Fig. 3, Table 5", status="inconclusive",
+             what="Random class IDs are worse than the baseline at every granularity",
+             claims=["hierarchy_random_worse_than_baseline"],
+             note="in the analogue random sub-IDs give about the baseline's tolerance; the rate is over replicas"),
+        dict(id="u_shape", where="Abstract (condition 3); Sec. 4.1, Fig. 3, Tables 5, 7", status="inconclusive",
+             what="Granularity U-shape: labels finer than the hierarchy (up to one per image) hurt",
+             claims=["hierarchy_u_shape", "inat_u_shape"],
+             note="over-split leaves do about as well as the leaves: each pretraining class brings its own neurons"),
+        dict(id="label_alignment", where="Abstract (condition 2); Sec. 4.1, Fig. 3", status="not testable here",
+             what="Label-function alignment: per-superclass clustering beats whole-data-set clustering, which is "
+                  "worse than the baseline",
+             claims=["hierarchy_per_superclass_vs_global", "hierarchy_baseline_vs_global"],
+             note="the analogue settles it by design: its embedding is dominated by nuisance patches, so global "
+                  "k-means has label purity about 1/2 and a merged network at chance"),
+        dict(id="in1k_negative", where="Sec. 4.3, Table 9; Conclusion (pretraining data set size)",
+             status="not testable here", claims=["hierarchy_few_per_leaf_no_gain"],
+             what="ImageNet-1k (about 1000 images per class): no hierarchy beats the retraining baseline",
+             note="a leaf of the analogue is one dictionary feature, which one image shows: no within-leaf sample "
+                  "complexity (Table 9's arithmetic: in1k_negative)"),
+        dict(id="in21k_in_dataset", where="Sec. 4.2, Tables 2, 8", status="not attempted",
+             what="ImageNet-21k, 'is it a living thing': leaf labels give the largest gain, fading toward G = 2",
+             note="ViT-B/16 on 12.7 million images: no data, weights or accelerator here; carried as data"),
+        dict(id="table8_label", where="Table 8", status="erratum", claims=["table8_leaf", "table8_baseline"],
+             what="Table 8 is labelled 'validation error'", note="it lists accuracies: 100 minus Table 2's errors"),
+        dict(id="in21k_split", where="Sec. 4.2, App. A.1.2", status="erratum", claims=["in21k_split"],
+             what="The ImageNet-21k binary split sums to the 12,743,321 training images",
+             note="the main text's 7,294,862 is off by 90; the appendix's 7,294,772 sums"),
+        dict(id="cross_dataset", where="Abstract; Sec. 4.2, Tables 3, 4, 10, 11", status="not attempted",
+             what="ImageNet-21k -> ImageNet-1k: leaf labels transfer best; accuracy falls with coarser labels, "
+                  "more for linear probing",
+             note="ViT-B/16 pretraining on ImageNet-21k is out of reach; the tables are carried as data "
+                  "(cross_monotone, table3_is_best_of_table10 check their arithmetic)"),
+        dict(id="resnet50", where="Fig. 4, Table 7", status="not attempted",
+             what="The same in-dataset pattern with ResNet-50",
+             note="ResNet training on iNaturalist is out of reach; Table 7 is carried as data (inat_u_shape)"),
+    ]

@@ -135,3 +135,19 @@ def pass_rate(values, *, at_least: float | None = None, at_most: float | None = 
     if at_most is not None:
         ok &= v <= at_most
     return int(ok.sum()), int(v.size)
+
+
+# -- ch-lg-con (label granularity, contrastive) -------------------------------------------------------------------
+def ratio_of_means(a, b, null: Null | None = None) -> Estimate:
+    """mean(a) / mean(b) of two independent samples, its standard error by the delta method,
+    R sqrt((se_a / mean_a)^2 + (se_b / mean_b)^2)."""
+    (ma, sa), (mb, sb) = mean_se(np.ravel(a)), mean_se(np.ravel(b))
+    ratio = ma / mb
+    return Estimate(float(ratio), float(abs(ratio) * math.hypot(sa / ma, sb / mb)), null)
+
+
+def pass_rate(values, test) -> tuple[int, int]:
+    """(passes, runs): how many of the per-run ``values`` (one per replica, training run or subsample) pass ``test``,
+    the claim's own test applied run by run (the ``rate=`` of an inconclusive claim)."""
+    values = list(np.ravel(np.asarray(values, dtype=float)))
+    return sum(bool(test(v)) for v in values), len(values)
