@@ -71,8 +71,11 @@ def test_loop_gain_and_its_null_from_the_restarts():
     many = ex.TrainedLoop(4, torch.tensor([1e-3, 5e-3, 2e-3]), torch.tensor([1.0, 0.95, 1.2]), torch.zeros(2), 0.0,
                           None, None, None)
     gain = ex.loop_gain(few, many)
-    assert gain.value == pytest.approx(0.1) and gain.se > 0
-    assert gain.null.value == pytest.approx(0.95 / 0.9)
+    logs = np.log([1e-2, 2e-2, 1e-2]), np.log([1e-3, 5e-3, 2e-3])
+    assert gain.value == pytest.approx(np.exp(logs[1].mean() - logs[0].mean()))
+    se_log = np.hypot(logs[0].std(ddof=1), logs[1].std(ddof=1)) / np.sqrt(3)
+    assert gain.se == pytest.approx(gain.value * se_log)
+    assert gain.null.value == pytest.approx(np.exp(np.log([1.0, 0.95, 1.2]).mean() - np.log([1.0, 1.1, 0.9]).mean()))
 
 
 def test_dimension_sweep_interpolates_the_needed_n_and_recovers_a_linear_law():

@@ -483,12 +483,27 @@ def trained_loops(size: LoopedSizes, run: Run) -> list[TrainedLoop]:
 
 
 def loop_gain(few: TrainedLoop, many: TrainedLoop) -> Estimate:
-    """The best trained test loss with more loops over the best with fewer, with a bootstrap se over the restarts
-    (the training runs); null: the same ratio for the untrained initial networks."""
-    ratio = float(many.losses.min() / few.losses.min())
-    se = bootstrap_se([few.losses, many.losses], lambda a, b: b.min() / a.min(), draws=1000)
-    null = float(many.initial_losses.min() / few.initial_losses.min())
-    return Estimate(ratio, se, Null(null, "the untrained initial networks (best restart)"))
+    """How much more loops improve the trained test loss: the geometric mean over the restarts (the training runs)
+    of the loss with more loops over that with fewer, exp(mean ln L_many - mean ln L_few), with the delta-method se
+    of the two independent means of ln L over the restarts; null: the same ratio for the untrained initial
+    networks. The geometric mean weighs every restart, good basin or not (the best restart is a minimum, whose
+    spread over training runs the restarts estimate poorly)."""
+    log_few, log_many = few.losses.double().log(), many.losses.double().log()
+    ratio = math.exp(float(log_many.mean() - log_few.mean()))
+    se_log = math.hypot(float(log_few.std()) / math.sqrt(len(log_few)),
+                        float(log_many.std()) / math.sqrt(len(log_many)))
+    null = math.exp(float(many.initial_losses.double().log().mean() - few.initial_losses.double().log().mean()))
+    return Estimate(ratio, ratio * se_log, Null(null, "the untrained initial networks"))
+
+
+def best_ratio_se(few: TrainedLoop, many: TrainedLoop) -> float:
+    """Bootstrap se over the restarts of the best loss with more loops over the best with fewer."""
+    return bootstrap_se([few.losses, many.losses], lambda a, b: b.min() / a.min(), draws=1000)
+
+
+def best_ratio_null(few: TrainedLoop, many: TrainedLoop) -> Null:
+    """The best-restart ratio of the untrained initial networks."""
+    return Null(float(many.initial_losses.min() / few.initial_losses.min()), "the untrained initial networks")
 
 
 # -- figures ---------------------------------------------------------------------------------------------------------
