@@ -138,3 +138,66 @@ def test_grokking_glue_spells_out_infinite_median_delays():
     assert out["delay_text_k3"].startswith("unbounded") and out["delay_median_k3"] == inf
     assert out["delay_text_k4"].startswith("negative") and out["delay_median_k4"] == -inf
     assert out["fit_k4"] == "never, never, 10" and out["log_interval"] == 10 and out["seeds_k3"] == 3
+
+
+def test_median_lag_ratio_carries_a_bootstrap_se_and_the_no_grokking_null():
+    trained = types.SimpleNamespace(history={"step": torch.tensor([0, 50, 100])})
+    g = ex.GrokRun(2, 5, None, trained, fit=torch.tensor([10.0, 10.0, 10.0, 10.0, 10.0], dtype=torch.float64),
+                   generalise=torch.tensor([30.0, 40.0, 50.0, 60.0, 70.0], dtype=torch.float64))
+    est = g.median_lag_ratio()
+    assert est.value == 5.0 and 0 < est.se < 2 and est.null.value == 1.0
+    never = ex.GrokRun(2, 5, None, trained, fit=torch.tensor([10.0, 10.0, 10.0], dtype=torch.float64),
+                       generalise=torch.tensor([30.0, 50.0, float("inf")], dtype=torch.float64))
+    est = never.median_lag_ratio()  # the never-generalising replica counts as 100 / 10 for the se only
+    assert est.value == 5.0 and 0 < est.se < 4
+
+
+def test_weaker_at_largest_k_and_its_pairs():
+    def run(k, delays):
+        d = torch.tensor(delays, dtype=torch.float64)
+        return ex.GrokRun(k, 5, None, None, fit=torch.full_like(d, 10.0), generalise=10.0 + d)
+
+    grok = {2: run(2, [100.0, 200.0, 300.0]), 3: run(3, [150.0, 50.0, 250.0]), 4: run(4, [10.0, float("inf"), 20.0])}
+    assert ex.weaker_at_largest_k(grok)  # median 20 < 150, 200
+    assert ex.weaker_at_largest_k(grok, [0, 2]) and not ex.weaker_at_largest_k(grok, [0, 1])  # (10 + inf) / 2
+    assert ex.weaker_at_largest_k_pairs(grok) == (1, 3)
+
+
+def test_attention_ratio_per_replica_and_its_five_replica_blocks():
+    trained = torch.tensor([[0.8, 0.6]] * 5 + [[0.3, 0.3]] * 5, dtype=torch.float64)
+    initial = torch.full((10, 2), 0.2, dtype=torch.float64)
+    conc = ex.AttentionConcentration(3, 5, None, None, trained, initial)
+    est = conc.ratio()
+    assert est.value == pytest.approx((3.5 * 5 + 1.5 * 5) / 10) and est.null.value == 1.0
+    first = conc.ratio(slice(0, 5))
+    assert first.value == pytest.approx(3.5) and first.se == pytest.approx(0, abs=1e-12)
+    assert conc.ratio_halves(2.0) == (1, 2)
+
+
+def test_neuron_stats_count_one_sparse_neurons_and_their_balance():
+    from feature_learning.models.poly_net import poly_net_from_neurons
+
+    p, k = 5, 2
+    a = torch.arange(p, dtype=torch.float64)
+    rows = []
+    for zeta in (1, 1, 2):  # two neurons on frequency 1, one on frequency 2: pure cosines with the phase law
+        c = torch.cos(2 * torch.pi * zeta * a / p)
+        rows.append(torch.stack([c, c, c]))
+    parts = torch.stack(rows)  # (m, k+1, p)
+    net = poly_net_from_neurons(parts[:, :k], parts[:, k])
+    stats = ex.neuron_stats(net, p)
+    assert stats.sparse.all() and stats.used_sparse == 2
+    assert stats.balance_sparse == pytest.approx(1 / 3)  # counts (2, 1) against their mean 1.5
+    random = init_poly_net(k, p, 40, 1, ex.INIT_SCALE, torch.Generator().manual_seed(0))
+    noisy = ex.neuron_stats(random, p)
+    assert noisy.used == 2 and noisy.used_sparse == 0 and noisy.balance_sparse == 1.0
+
+
+def test_mean_log_lag_ratio_counts_never_generalising_replicas_at_the_last_step():
+    trained = types.SimpleNamespace(history={"step": torch.tensor([0, 50, 100])})
+    g = ex.GrokRun(2, 5, None, trained, fit=torch.tensor([10.0, 10.0, 10.0], dtype=torch.float64),
+                   generalise=torch.tensor([20.0, 40.0, float("inf")], dtype=torch.float64))
+    est = g.mean_log_lag_ratio()
+    logs = torch.tensor([2.0, 4.0, 10.0], dtype=torch.float64).log()
+    assert est.value == pytest.approx(float(logs.mean())) and est.se == pytest.approx(float(logs.std()) / 3**0.5)
+    assert est.null.value == 0.0

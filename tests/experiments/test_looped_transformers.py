@@ -61,3 +61,43 @@ def test_trained_looped_transformer_restarts_are_independent_replicas(seed):
     (trained,) = ex.trained_loops(size, start_run("ci", seed, "cpu"))
     assert trained.losses.shape == (3,) and torch.isfinite(trained.losses).all()
     assert trained.best == float(trained.losses.min()) and trained.best_per_prompt.shape == (64,)
+    assert trained.initial_losses.shape == (3,) and (trained.initial_losses > trained.losses.min()).all()
+    assert 1 <= trained.near_best() <= 3
+
+
+def test_loop_gain_and_its_null_from_the_restarts():
+    few = ex.TrainedLoop(2, torch.tensor([1e-2, 2e-2, 1e-2]), torch.tensor([1.0, 1.1, 0.9]), torch.zeros(2), 0.0,
+                         None, None, None)
+    many = ex.TrainedLoop(4, torch.tensor([1e-3, 5e-3, 2e-3]), torch.tensor([1.0, 0.95, 1.2]), torch.zeros(2), 0.0,
+                          None, None, None)
+    gain = ex.loop_gain(few, many)
+    logs = np.log([1e-2, 2e-2, 1e-2]), np.log([1e-3, 5e-3, 2e-3])
+    assert gain.value == pytest.approx(np.exp(logs[1].mean() - logs[0].mean()))
+    se_log = np.hypot(logs[0].std(ddof=1), logs[1].std(ddof=1)) / np.sqrt(3)
+    assert gain.se == pytest.approx(gain.value * se_log)
+    assert gain.null.value == pytest.approx(np.exp(np.log([1.0, 0.95, 1.2]).mean() - np.log([1.0, 1.1, 0.9]).mean()))
+
+
+def test_dimension_sweep_interpolates_the_needed_n_and_recovers_a_linear_law():
+    ds, ratios = (4, 8, 16), (2, 4, 8)
+    ns = {d: torch.tensor([r * d for r in ratios]) for d in ds}
+    # median error 10^(-3 r / 4) at n = r d (10^-1.5, 10^-3, 10^-6): the target 1e-3 is met at n = 4 d, an exact
+    # power law n = 4 d with exponent 1; 10^-4.5 at n = 8 d would interpolate to n = 2^1.5 d for the target 10^-2.25
+    errors = {d: torch.tensor([[10.0 ** -(r / 4 * 3)] * 5 for r in ratios]) for d in ds}
+    sweep = ex.DimensionSweep(ds, ns, errors, 20, 1e-3, draws=20)
+    needed = sweep.needed()
+    assert [needed[d] for d in ds] == pytest.approx([16, 32, 64], rel=1e-6)
+    halfway = ex.DimensionSweep(ds, ns, errors, 20, 10**-2.25, draws=2).needed()
+    assert halfway[4] == pytest.approx(8 * 2**0.5, rel=1e-6)
+    exponent = sweep.exponent()
+    assert exponent.value == pytest.approx(1.0) and exponent.se == pytest.approx(0.0, abs=1e-12)
+    assert exponent.null.value == ex.PRIOR_EXPONENT
+
+
+def test_examples_against_dimension_runs_the_looped_transformer_at_every_d():
+    from feature_learning.book.profiles import override
+
+    size = override(ex.CI, dimension={"ds": (4, 8), "ratios": (2, 8), "prompts": 16, "bootstrap": 5})
+    sweep = ex.examples_against_dimension(size, start_run("ci", 0, "cpu"))
+    assert sweep.errors[8].shape == (2, 16) and sweep.ns[8].tolist() == [16, 64]
+    assert (sweep.errors[8][1].median() < sweep.errors[8][0].median())

@@ -151,3 +151,22 @@ def pass_rate(values, test) -> tuple[int, int]:
     the claim's own test applied run by run (the ``rate=`` of an inconclusive claim)."""
     values = list(np.ravel(np.asarray(values, dtype=float)))
     return sum(bool(test(v)) for v in values), len(values)
+
+
+# -- added for fourier_circuits and looped_transformers ------------------------------------------------------------
+def bootstrap_se(samples, statistic, *, draws: int = 1000, seed: int = 0) -> float:
+    """Bootstrap standard error of ``statistic(*samples)``: each sample (a 1-d array: replicas, restarts, prompts)
+    is resampled with replacement, independently of the others, ``draws`` times with a fixed ``seed``; the se is the
+    sample standard deviation of the statistic over the draws. For statistics without a textbook se (a median, the
+    best of several restarts, a ratio of minima). Non-finite draws make it ``nan`` (so a claim cannot use it)."""
+    rng = np.random.default_rng(seed)
+    arrays = [np.asarray(s, dtype=float).ravel() for s in samples]
+    values = np.array([statistic(*(a[rng.integers(0, len(a), len(a))] for a in arrays)) for _ in range(draws)])
+    return float(values.std(ddof=1)) if np.isfinite(values).all() else float("nan")
+
+
+def significant(estimate: Estimate, ses: float = 2.0) -> bool:
+    """Whether an estimate is positive by more than ``ses`` standard errors (a trend, not noise); False without a
+    finite se."""
+    se = estimate.se
+    return se is not None and math.isfinite(se) and estimate.value > ses * se
