@@ -123,3 +123,21 @@ def slope_se(x, y) -> tuple[float, float]:
     dof = len(x) - 2
     se = math.sqrt(float(residual @ residual) / dof / sxx) if dof > 0 else float("nan")
     return slope, se
+
+
+# -- ICL and nuclear norm chapters (claims over seeds) ----------------------------------------------------------------
+def paired_difference(a, b, null: Null | None = None) -> Estimate:
+    """mean(a - b) of two samples paired along their first axis (the same seeds, prompts or data) and its standard
+    error, :func:`mean_se` of the differences; ``null`` is carried to the claim."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    mean, se = mean_se(d)
+    return Estimate(float(mean), float(se), null)
+
+
+def strictly_monotone_rate(values, *, decreasing: bool = True) -> tuple[int, int]:
+    """(runs whose sequence is strictly monotone in the claimed direction, runs) for ``values`` of shape
+    (runs, steps): the rate of a claim that holds in some runs (seeds, replicas) and not in others."""
+    v = np.asarray(values, dtype=float)
+    steps = np.diff(v, axis=-1)
+    ok = (steps < 0).all(-1) if decreasing else (steps > 0).all(-1)
+    return int(ok.sum()), int(ok.size)
