@@ -63,7 +63,7 @@ def test_analogue_claim_statistics_pair_by_seed_and_count_monotone_seeds():
     an = ex.Analogue("demo", (0.0, 0.01, 0.3), acc, acc, {}, ranks, 0.2)
     gain = an.change(an.ood_accuracy, 0.01, ex.Null(0.0, "ERM"))
     assert abs(gain.value - 0.1) < 1e-12 and abs(gain.se - (0.1 / 3**0.5)) < 1e-12 and gain.null.model == "ERM"
-    assert abs(an.ood_at(0.3).value - 0.2) < 1e-12 and an.ood_at(0.3).se == 0.0
+    assert abs(an.ood_at(0.3).value - 0.2) < 1e-12 and an.ood_at(0.3).se < 1e-12
     means, falls, rate = an.stable_rank_falls()
     assert max(abs(m - t) for m, t in zip(means, [3.0, 8 / 3, 1.5], strict=True)) < 1e-12
     assert falls and rate == (1, 3)  # the mean falls; seed 0 falls, seed 1 rises, seed 2 ends flat

@@ -763,6 +763,26 @@ class ParityRobustness:
     def at(self, M: int) -> torch.Tensor:
         return self.accuracy[self.Ms.index(M)]
 
+    def energy_z(self, con: Constructions) -> float:
+        """Largest |E||P_Dj Xi||^2 - (nu_j + 1)/M| over the two constructions, in standard errors (the notes' F13)."""
+        target = [(nu + 1) / ENERGY_M for nu in (con.nu1, con.nu2)]
+        return max(abs(e - t) / s for e, t, s in zip(self.energy, target, self.energy_se, strict=True))
+
+    def gap(self, M: int) -> Estimate:
+        """Accuracy of the small minus the large construction at context length M (binomial errors of the two
+        accuracies added as if independent: conservative, they share the prompts)."""
+        a = self.at(M)
+        return Estimate(float(a[0] - a[1]), math.sqrt(float(a[0] * (1 - a[0]) + a[1] * (1 - a[1])) / self.prompts))
+
+    def least_significant_gap(self) -> Estimate:
+        """The gap of least significance (value over se) at every M below the largest."""
+        return min((self.gap(M) for M in self.Ms[:-1]), key=lambda g: g.value / g.se)
+
+    def lowest_at_largest_M(self) -> Estimate:
+        """The less accurate construction's accuracy at the largest M, with its binomial standard error."""
+        low = float(self.accuracy[-1].min())
+        return Estimate(low, math.sqrt(low * (1 - low) / self.prompts))
+
 
 def parity_robustness(size: ICLSizes, run: Run, con: Constructions, flip_M: int = 64) -> ParityRobustness:
     """Theorem 5.5.2 at finite context: the projection energies, and the accuracy of g_1*, g_2* on S1 tasks against
