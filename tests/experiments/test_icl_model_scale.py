@@ -121,3 +121,29 @@ def test_score_sweep_monte_carlo_matches_and_ignores_the_irrelevant_part():
     assert sc.z < 5.0
     assert sc.irrelevant_low_rank < 1e-20 and float(sc.closed[1, :4].abs().max()) == 0.0
     assert float(sc.closed[1, 4]) > 0.1
+
+
+def test_transformer_sweep_claims_carry_value_se_and_their_trivial_model():
+    # (size, flip, seed): the small model stays near the prior rule, the large one follows the context
+    acc = np.array([[[0.76, 0.78], [0.70, 0.66]], [[0.84, 0.82], [0.40, 0.42]]])
+    ts = ex.TransformerSweep(((8, 1, 1), (32, 4, 2)), (0.0, 1.0), acc, np.array([[0.75, 0.8], [0.75, 0.2]]), [1, 2])
+    prior = ts.clean_over_prior()
+    assert abs(prior.value - 0.08) < 1e-12 and abs(prior.se - 0.01) < 1e-12 and prior.null.value == 0.0
+    size = ts.clean_gain_with_size()
+    assert abs(size.value - 0.06) < 1e-12 and abs(size.se - 0.02**0.5 / 10) < 1e-12 and size.null == ex.SIZE_BLIND
+    drop = ts.sensitivity_gain_with_size()  # paired by seed: (0.44 - 0.06, 0.40 - 0.12)
+    assert abs(drop.value - 0.33) < 1e-12 and abs(drop.se - 0.05) < 1e-12
+    low = ts.smallest_lowest()
+    assert abs(low.value - 0.68) < 1e-12 and low.null.value == 0.2  # the context rule's lowest accuracy
+    flipped = ts.largest_fully_flipped()
+    assert abs(flipped.value - 0.41) < 1e-12 and flipped.null.value == 0.75  # the prior rule at p = 1
+
+
+def test_parity_robustness_statistics():
+    acc = torch.tensor([[0.8, 0.6], [0.95, 0.9], [1.0, 0.99]], dtype=torch.float64)
+    pr = ex.ParityRobustness((0.125, 0.25), (0.001, 0.002), (16, 64, 1024), acc, acc, (0.0,), acc[:1], 10_000)
+    assert abs(pr.gap(16).value - 0.2) < 1e-12 and abs(pr.gap(16).se - (0.16 + 0.24) ** 0.5 / 100) < 1e-12
+    assert pr.least_significant_gap() == pr.gap(64)  # 0.05 / 0.0037 is less significant than 0.2 / 0.0063
+    assert abs(pr.lowest_at_largest_M().value - 0.99) < 1e-12
+    con = ex.parity_constructions(ex.CI)
+    assert pr.energy_z(con) == 0.0  # (nu + 1) / 16 exactly for nu = 1, 3

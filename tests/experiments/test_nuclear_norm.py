@@ -24,7 +24,8 @@ def test_population_block_optimum_is_stationary_for_the_full_problem():
     assert 0 < opt.beta < opt.alpha and opt.ood_accuracy == 0.0 and opt.id_accuracy == 1.0
     assert p.block_means_gap() < 1e-2
     assert p.best_supports()[2] in {(0, 1), (0, 2), (1, 2)}  # an invariant pair (Lemma 6.2)
-    assert p.rank_ood_accuracy == 1.0
+    assert p.rank_ood_accuracy == 1.0  # ERM-rank trained by IHT, its support found, not assumed
+    assert int((p.rank_w != 0).sum()) == TINY.population.r and p.rank_support_in_R == 1.0
     assert p.sweep[0].ood_accuracy == 1.0 and p.sweep[-1].ood_accuracy == 0.0
 
 
@@ -54,3 +55,27 @@ def test_domain_analogues_have_the_shapes_and_ranges():
 def test_ci_and_full_change_only_sizes():
     assert ex.SIZES["ci"].population.r == ex.SIZES["book"].population.r
     assert torch.is_tensor(torch.tensor(ex.SIZES["full"].analogue.lambdas))
+
+
+def test_analogue_claim_statistics_pair_by_seed_and_count_monotone_seeds():
+    acc = torch.tensor([[0.5, 0.6, 0.7], [0.6, 0.6, 0.9], [0.2, 0.2, 0.2]], dtype=ex.DTYPE)  # (lambda, seed)
+    ranks = torch.tensor([[3.0, 3.0, 3.0], [2.0, 3.5, 2.5], [1.0, 1.0, 2.5]], dtype=ex.DTYPE)
+    an = ex.Analogue("demo", (0.0, 0.01, 0.3), acc, acc, {}, ranks, 0.2)
+    gain = an.change(an.ood_accuracy, 0.01, ex.Null(0.0, "ERM"))
+    assert abs(gain.value - 0.1) < 1e-12 and abs(gain.se - (0.1 / 3**0.5)) < 1e-12 and gain.null.model == "ERM"
+    assert abs(an.ood_at(0.3).value - 0.2) < 1e-12 and an.ood_at(0.3).se < 1e-12
+    means, falls, rate = an.stable_rank_falls()
+    assert max(abs(m - t) for m, t in zip(means, [3.0, 8 / 3, 1.5], strict=True)) < 1e-12
+    assert falls and rate == (1, 3)  # the mean falls; seed 0 falls, seed 1 rises, seed 2 ends flat
+
+
+def test_printed_stable_rank_is_not_scale_free():
+    ours, printed = ex.stable_rank_scaling(torch.Generator().manual_seed(0))
+    assert abs(ours - 1) < 1e-12 and abs(printed - 2) < 1e-12
+
+
+def test_source_map_names_only_claims_the_chapter_records():
+    statuses = {e["status"] for e in ex.SOURCE_MAP}
+    assert len({e["id"] for e in ex.SOURCE_MAP}) == len(ex.SOURCE_MAP)
+    assert statuses <= {"verified", "reproduced on an analogue", "not reproduced", "not testable here", "erratum",
+                        "not attempted", "inconclusive", "reproduced"}

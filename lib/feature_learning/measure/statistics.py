@@ -170,3 +170,21 @@ def significant(estimate: Estimate, ses: float = 2.0) -> bool:
     finite se."""
     se = estimate.se
     return se is not None and math.isfinite(se) and estimate.value > ses * se
+
+
+# -- ICL and nuclear norm chapters (claims over seeds) ----------------------------------------------------------------
+def paired_difference(a, b, null: Null | None = None) -> Estimate:
+    """mean(a - b) of two samples paired along their first axis (the same seeds, prompts or data) and its standard
+    error, :func:`mean_se` of the differences; ``null`` is carried to the claim."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    mean, se = mean_se(d)
+    return Estimate(float(mean), float(se), null)
+
+
+def strictly_monotone_rate(values, *, decreasing: bool = True) -> tuple[int, int]:
+    """(runs whose sequence is strictly monotone in the claimed direction, runs) for ``values`` of shape
+    (runs, steps): the rate of a claim that holds in some runs (seeds, replicas) and not in others."""
+    v = np.asarray(values, dtype=float)
+    steps = np.diff(v, axis=-1)
+    ok = (steps < 0).all(-1) if decreasing else (steps > 0).all(-1)
+    return int(ok.sum()), int(ok.size)
