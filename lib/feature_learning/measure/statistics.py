@@ -123,3 +123,10 @@ def slope_se(x, y) -> tuple[float, float]:
     dof = len(x) - 2
     se = math.sqrt(float(residual @ residual) / dof / sxx) if dof > 0 else float("nan")
     return slope, se
+
+
+# -- paired outcomes (GemFilter: two methods on the same prompts) ------------------------------------------------------
+def paired_difference(a, b, null: Null | None = None) -> Estimate:
+    """mean(a - b) over paired samples (two methods scored on the same prompts, ...) with the standard error of the
+    mean difference, which the pairing makes smaller than that of two independent means."""
+    return Estimate.of(np.asarray(a, dtype=float) - np.asarray(b, dtype=float), null=null)
