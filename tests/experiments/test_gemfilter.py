@@ -77,10 +77,10 @@ def test_kv_cache_sizes_and_grid_on_an_untrained_model():
     model = experiment.new_model(DecoderConfig(n_layers=2, d_model=16, n_heads=2), 0).eval()
     tokens = experiment.timing_prompt(size.model.vocab, 40, run)
     H, e = model.config.n_heads, model.config.d_head
-    assert experiment.kv_cache_sizes(model, tokens, 1, 8, 0, 4) == {"standard": 2 * 2 * H * 40 * e,
-                                                                   "gemfilter": 2 * 2 * H * 8 * e}
+    assert experiment.kv_cache_sizes(model, tokens, 1, 8, 0, 4) == {"standard": 4 * 2 * 2 * H * 40 * e,
+                                                                   "gemfilter": 4 * 2 * 2 * H * 8 * e}  # float32
     after = experiment.kv_cache_sizes(model, tokens, 1, 8, 2, 4)
-    assert after["standard"] == 2 * 2 * H * 42 * e and after["snapkv"] == after["one-run"] == 2 * 2 * H * 10 * e
+    assert after["standard"] == 4 * 2 * 2 * H * 42 * e and after["snapkv"] == after["one-run"] == 4 * 2 * 2 * H * 10 * e
 
 
 def test_accuracy_grid_splits_at_the_training_length():
@@ -119,3 +119,29 @@ def test_localisation_by_layer_against_the_attention_logits():
         at_needle = logits.argmax(-1) == p.needle_pos[:, None]
         assert torch.equal(loc.head_argmax_at_needle[layer - 1], at_needle.float().mean(0))
         assert loc.argmax_at_needle[layer - 1] == (logits.sum(1).argmax(-1) == p.needle_pos).float().mean()
+
+
+def test_the_authors_selection_keeps_what_ours_keeps_and_random_positions_are_sorted_and_distinct():
+    from feature_learning.inference.token_selection import gemfilter_select
+
+    model = experiment.new_model(DecoderConfig(n_layers=3, d_model=16, n_heads=2), 2).eval()
+    tokens = needle_prompts(NeedleVocab(), 3, 20, torch.Generator().manual_seed(4)).tokens
+    for layer in (1, 2, 3):  # layer r in full changes the work, not the kept positions
+        assert torch.equal(experiment.select_full_layer(model, tokens, layer, 5),
+                           gemfilter_select(model, tokens, layer, 5).index)
+    index = experiment.random_index(4, 10, 3, torch.Generator().manual_seed(0))
+    assert index.shape == (4, 3) and bool((index.diff(dim=1) > 0).all()) and int(index.max()) < 10
+
+
+def test_source_map_entries_are_well_formed():
+    from feature_learning.book.claims import SOURCE_STATUSES
+
+    ids = [entry["id"] for entry in experiment.SOURCE_MAP]
+    assert len(ids) == len(set(ids))
+    for entry in experiment.SOURCE_MAP:
+        assert entry["status"] in SOURCE_STATUSES
+        assert entry.get("note") or entry["status"] in ("reproduced", "reproduced on an analogue", "verified")
+        if entry["status"] == "not attempted":
+            assert not entry.get("claims")
+        elif entry["status"] != "not testable here":
+            assert entry.get("claims"), entry["id"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import math
 import time
 
@@ -33,8 +34,8 @@ from feature_learning.inference.token_selection import (
     top_k_listing_as_printed,
 )
 from feature_learning.measure.metrics import exact_match
-from feature_learning.measure.timing import TimingRow, prompt_phase_profile
-from feature_learning.models.rope_decoder import CausalLM, DecoderConfig, RopeDecoder
+from feature_learning.measure.timing import TimingRow, best_time, prompt_phase_profile
+from feature_learning.models.rope_decoder import CausalLM, DecoderConfig, KVCache, RopeDecoder
 from feature_learning.plotting import panel_row
 from feature_learning.plotting.attention import position_rows
 from feature_learning.plotting.curves import Curve, Guide, Panel, draw_panel, plot_panels
@@ -190,7 +191,9 @@ BOOK = GemFilterSizes(
 CI = override(
     BOOK,
     training={"batch": 32, "cooldown": 200},  # CI time: half the batch per step, a shorter decay
-    grid={"lengths": (16, 32, 64, 128), "depths": 5, "prompts": 24},  # CI time: fewer cells, more prompts in each
+    # CI time: fewer cells, more prompts in each (48: with 24, GemFilter's in-distribution gap sat 2.3 se from its
+    # bound at seed 1; the grid is cheap, so it is enlarged rather than the bound moved)
+    grid={"lengths": (16, 32, 64, 128), "depths": 5, "prompts": 48},
     timing={"lengths": (128, 1024, 4096)},  # the growth of the speed-up shows by 4096 tokens
 )
 FULL = override(
@@ -312,8 +315,8 @@ def localise_by_layer(model: CausalLM, tokens: torch.Tensor, needle_pos: torch.T
 
 
 # "Accurately locates": GemFilter's kept set at that layer contains the needle (the distance of Fig. 9.5 is 0) in at
-# least 98% of the selection prompts; stricter than the 95% that the chapter then checks on fresh prompts, so that
-# the check is not decided by the noise of the choice.
+# least 98% of the selection prompts; stricter than the notes' 95% that the chapter then checks on fresh prompts
+# (an inconclusive claim: some trained models reach it, others stop a few points short).
 LOCATING_SHARE = 0.98
 
 
@@ -407,6 +410,7 @@ class AccuracyGrid:
     full: np.ndarray  # (depths, lengths, prompts) 1.0 where All KV answers
     gemfilter: np.ndarray  # the same for GemFilter
     n_max: int  # the longest training haystack
+    random: np.ndarray | None = None  # the same for k random positions run afresh (the null of the accuracy claims)
 
     @property
     def in_distribution(self) -> np.ndarray:
@@ -414,7 +418,7 @@ class AccuracyGrid:
 
     def outcomes(self, method: str, in_distribution: bool) -> np.ndarray:
         """The per-prompt outcomes of one method at the lengths seen in training (or beyond), flattened."""
-        acc = self.full if method == "full" else self.gemfilter
+        acc = {"full": self.full, "gemfilter": self.gemfilter, "random": self.random}[method]
         mask = self.in_distribution if in_distribution else ~self.in_distribution
         return acc[:, mask].ravel()
 
@@ -427,7 +431,7 @@ def accuracy_grid(model: RopeDecoder, layer: int, size: GemFilterSizes, run: Run
     grid = size.grid
     depths = np.linspace(0, 1, grid.depths)
     full = np.zeros((grid.depths, len(grid.lengths), grid.prompts))
-    gem = np.zeros_like(full)
+    gem, rand = np.zeros_like(full), np.zeros_like(full)
     for j, n in enumerate(grid.lengths):
         for i, depth in enumerate(depths):
             batch = needle_prompts(size.model.vocab, grid.prompts, n, run.generator("grid", n, i),
@@ -435,7 +439,8 @@ def accuracy_grid(model: RopeDecoder, layer: int, size: GemFilterSizes, run: Run
             tokens, answer = batch.tokens.to(run.device), batch.answer.to(run.device)
             full[i, j] = correct(generate_greedy(model, tokens, 2)[0], answer)
             gem[i, j] = correct(gemfilter_generate(model, tokens, layer, size.k, 2)[0], answer)
-    return AccuracyGrid(grid.lengths, depths, full, gem, size.training.n_max)
+            rand[i, j] = random_correct(model, tokens, answer, size.k, run.generator("grid-null", n, i))
+    return AccuracyGrid(grid.lengths, depths, full, gem, size.training.n_max, rand)
 
 
 def heatmap_figure(grid: AccuracyGrid, layer: int, k: int):
@@ -458,6 +463,20 @@ def kept_example(model: RopeDecoder, layer: int, generator: torch.Generator, n: 
 
 # -- ablations: filter layer (Table 9.2), row (Fig. G.3), k, baselines (Fig. G.4) ---------------------------------
 # Each returns per-prompt outcomes (1.0 = exact match), so that differences between methods get paired errors.
+
+
+def random_index(batch: int, length: int, k: int, generator: torch.Generator) -> torch.Tensor:
+    """(batch, k) distinct positions of ``length`` drawn uniformly at random, in prompt order: a selection that
+    reads nothing (the null of the chapter's accuracy claims)."""
+    return torch.rand(batch, length, generator=generator).argsort(dim=1)[:, :k].sort(dim=1).values
+
+
+def random_correct(model: RopeDecoder, tokens: torch.Tensor, answer: torch.Tensor, k: int,
+                   generator: torch.Generator) -> np.ndarray:
+    """Outcomes of the full model run afresh on k random positions of each prompt (GemFilter's second run with a
+    selection that reads nothing)."""
+    index = random_index(*tokens.shape, min(k, tokens.shape[1]), generator).to(tokens.device)
+    return correct(generate_greedy(model, tokens.gather(1, index), 2)[0], answer)
 
 
 def all_kv_correct(model: RopeDecoder, probe: Probe) -> np.ndarray:
@@ -513,13 +532,19 @@ def k_sweep(model: RopeDecoder, probe: Probe, layer: int, ks: tuple[int, ...]) -
     return np.stack([gemfilter_correct(model, probe, layer, k) for k in ks])
 
 
-def baselines(model: RopeDecoder, probe: Probe, layer: int, k: int, window: int) -> dict[str, np.ndarray]:
-    """Outcomes of All KV, GemFilter, GemFilter-One-Run and SnapKV at the same budget k (Fig. G.4, Fig. 9.4)."""
+RANDOM = "k random positions"
+
+
+def baselines(model: RopeDecoder, probe: Probe, layer: int, k: int, window: int,
+              generator: torch.Generator) -> dict[str, np.ndarray]:
+    """Outcomes of All KV, GemFilter, GemFilter-One-Run and SnapKV at the same budget k (Fig. G.4, Fig. 9.4), and
+    of k random positions run afresh (the null)."""
     return {
         "All KV": all_kv_correct(model, probe),
         "GemFilter": gemfilter_correct(model, probe, layer, k),
         "GemFilter-One-Run": correct(one_run_generate(model, probe.tokens, layer, k, 2)[0], probe.answer),
         "SnapKV": correct(snapkv_generate(model, probe.tokens, k, 2, window=window)[0], probe.answer),
+        RANDOM: random_correct(model, probe.tokens, probe.answer, k, generator),
     }
 
 
@@ -532,30 +557,153 @@ def timing(model: RopeDecoder, layer: int, size: GemFilterSizes, run: Run) -> li
     return prompt_phase_profile(model, prompts, layer, size.k, size.timing.repeats, run.device)
 
 
+@torch.no_grad()
+def select_full_layer(model: RopeDecoder, tokens: torch.Tensor, layer: int, k: int) -> torch.Tensor:
+    """GemFilter's selection as the authors' code runs it: layers 1..``layer`` all in full (layer ``layer``'s
+    attention and MLP included), then the top-k of its last row. The kept positions are those of
+    :func:`~feature_learning.inference.token_selection.gemfilter_select`; only the work differs."""
+    positions = torch.arange(tokens.shape[1], device=tokens.device)
+    x = model.embed(tokens)
+    for block in model.blocks[: layer - 1]:
+        x = block(x, positions)[0]
+    block = model.blocks[layer - 1]
+    q, key, v = block.project(x, positions)
+    x = x + block.attend(q, key, v)
+    x = x + block.mlp(block.norm_mlp(x))  # the rest of layer r, which Algorithm 2 does not need
+    return select_tokens(q, key, k).index
+
+
+def full_layer_seconds(model: RopeDecoder, layer: int, size: GemFilterSizes, run: Run,
+                       min_total: float = 0.2) -> list[float]:
+    """Seconds of :func:`select_full_layer` on the timing prompts, timed as :func:`timing` times the other two
+    phases (the fastest of repeated calls on one thread)."""
+    prompts = [timing_prompt(model.config.vocab, length, run) for length in size.timing.lengths]
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return [best_time(functools.partial(select_full_layer, model, tokens, layer, size.k), size.timing.repeats,
+                          run.device, min_total=min_total) for tokens in prompts]
+    finally:
+        torch.set_num_threads(previous)
+
+
 def timing_prompt(vocab: NeedleVocab, length: int, run: Run) -> torch.Tensor:
     """One ask-last prompt of ``length`` tokens (a haystack of length - 3), the needle in the middle."""
     return needle_prompts(vocab, 1, length - 3, run.generator("timing", length), depth=0.5).tokens.to(run.device)
 
 
+def cache_bytes(cache: KVCache) -> int:
+    """Bytes the cache's key and value tensors hold (element count times element size, as allocated)."""
+    return sum(t.numel() * t.element_size() for t in (*cache.keys, *cache.values))
+
+
 @torch.no_grad()
 def kv_cache_sizes(model: RopeDecoder, tokens: torch.Tensor, layer: int, k: int, generated: int,
                    window: int) -> dict[str, int]:
-    """Floats in each method's KV cache: after the prompt phase (``generated=0``: the full prefill's cache and
+    """Bytes in each method's KV cache: after the prompt phase (``generated=0``: the full prefill's cache and
     GemFilter's second-run prefill of its k kept tokens) or after ``generated`` greedy tokens (then also SnapKV
     and One-Run)."""
     if generated == 0:
         kept = tokens.gather(1, gemfilter_select(model, tokens, layer, k).index)
-        return {"standard": model.prefill(tokens)[1].numel(), "gemfilter": model.prefill(kept)[1].numel()}
-    return {"standard": generate_greedy(model, tokens, generated)[1].numel(),
-            "gemfilter": gemfilter_generate(model, tokens, layer, k, generated)[1].numel(),
-            "snapkv": snapkv_generate(model, tokens, k, generated, window=window)[1].numel(),
-            "one-run": one_run_generate(model, tokens, layer, k, generated)[1].numel()}
+        return {"standard": cache_bytes(model.prefill(tokens)[1]), "gemfilter": cache_bytes(model.prefill(kept)[1])}
+    return {"standard": cache_bytes(generate_greedy(model, tokens, generated)[1]),
+            "gemfilter": cache_bytes(gemfilter_generate(model, tokens, layer, k, generated)[1]),
+            "snapkv": cache_bytes(snapkv_generate(model, tokens, k, generated, window=window)[1]),
+            "one-run": cache_bytes(one_run_generate(model, tokens, layer, k, generated)[1])}
 
 
-def speedup_figure(rows: list[TimingRow], limits: dict[str, tuple[float, str]]):
-    """Measured prompt-phase speed-up against the prompt length, with the cost model's limits as guides."""
+def speedup_figure(rows: list[TimingRow], limits: dict[str, tuple[float, str]], full_layer: list[float]):
+    """Measured prompt-phase speed-up against the prompt length, of our selection (Q, K only at layer r*) and of
+    the authors' (``full_layer``: layer r* in full), with the cost model's limits as guides."""
     lengths = [row.length for row in rows]
     guides = [Guide(value, label, style=style) for label, (value, style) in limits.items()]
-    return plot_panels([Panel([Curve(lengths, [row.speedup for row in rows], "measured", "o-")], guides=guides,
+    curves = [Curve(lengths, [row.speedup for row in rows], "ours: Q, K only at layer r*", "o-"),
+              Curve(lengths, full_layer, "authors': layer r* in full", "s--")]
+    return plot_panels([Panel(curves, guides=guides,
                               xlabel="prompt length", ylabel="prompt-phase speed-up", xscale="log", ylim=(0, None),
                               ticks_at_x=True, legend_size=8)], width=5.5, height=3.4)
+
+
+# -- the source map (every result of ch. 9 and appendix G the chapter rests on, with its status here) ---------------
+
+TOY = "a small rotary decoder trained from scratch on synthetic one-token needles in haystacks of at most 256 tokens"
+SOURCE_MAP = [
+    dict(id="def_9_1", where="Def. 9.1", what="single-layer causal self-attention", status="erratum",
+         claims=["definition_mask_outside"], note="the mask is applied after the softmax: rows do not sum to 1"),
+    dict(id="thm_9_3_time", where="Thm 9.3, App. G.3", what="time: prompt phase Theta(mhn^2d) against "
+         "Theta(rhn^2d); generation Theta(mh(nt+t^2)d) against Theta(mh(k^2+t^2)d)", status="verified",
+         claims=["prompt_ratio_m_over_r", "generation_theta"]),
+    dict(id="thm_9_3_memory", where="Thm 9.3, App. G.3", what="memory: GemFilter below SnapKV below standard "
+         "attention in the prompt phase; KV caches 2mh(n+t)d and 2mh(k+t)d", status="verified",
+         claims=["memory_order", "kv_sizes_exact"]),
+    dict(id="thm_9_3_typo", where="Thm 9.3 table, App. G.3", what="standard attention's prompt memory mw + 2mhd",
+         status="erratum", claims=["memory_typo"],
+         note="it lacks the factor n; taken literally, standard attention needs less memory than SnapKV"),
+    dict(id="thm_9_3_case", where="Thm 9.3, case study", what="n >> k = t: time n : k : k, memory "
+         "w/hd + 2n : w/hd + 4k : w/hd + 4k", status="verified", claims=["case_study"]),
+    dict(id="listing_g_4_1", where="App. G.4.1", what="the PyTorch listing of GemFilter", status="erratum",
+         claims=["listing_as_printed"], note="torch.sort(...).indices keeps the first k tokens (.values is "
+         "meant); kernel= is not avg_pool1d's keyword"),
+    dict(id="fig_9_1", where="Fig. 9.1", what="100 of 108,172 tokens kept (over 1000x) and the answer is right",
+         status="not testable here", note="our accuracy prompts are at most a few hundred tokens, so k compresses "
+         "them at most 8x; the arithmetic is checked (compression_arithmetic) and one kept prompt is printed"),
+    dict(id="fig_9_2_9_5", where="Figs. 9.2, 9.5, Sec. 9.4.3", what="an early layer's last row locates the "
+         "needle: the distance falls from y > 0 to y = 0 at the first locating layer", status="reproduced on an "
+         "analogue", claims=["early_layer_localises", "early_layer_localises_95"], analogue=TOY,
+         note="the search stage is forced by our layout (first_layer_searches); the notes' 95% is inconclusive"),
+    dict(id="fig_9_5_stage_3", where="Fig. 9.5, Sec. 9.4.3", what="third stage: the distance rises again in the "
+         "late layers", status="inconclusive", claims=["late_layers_drift"],
+         note="how far the last layer drifts from the needle differs between trained models"),
+    dict(id="fig_9_3_speed", where="Fig. 9.3, Sec. 9.1", what="2.4x faster prompt computation (LLaMA 3.1: "
+         "m/r = 32/13)", status="reproduced on an analogue", claims=["prompt_speedup_full_layer"],
+         analogue="the toy decoder timed on one CPU thread, layer r* run in full as in the authors' code"),
+    dict(id="fig_9_3_memory", where="Fig. 9.3, Sec. 9.1", what="30% less GPU memory than SnapKV, 70% less than "
+         "standard attention", status="not testable here", note="needs LLaMA 3.1 8B on a GPU; Theorem 9.3 "
+         "with LLaMA's shape predicts larger savings (memory_plugin_llama, not reproduced)"),
+    dict(id="fig_9_6", where="Fig. 9.6", what="time and memory of Mistral Nemo and Phi 3.5 (2.4x, layer 19)",
+         status="not testable here", note="needs the LLMs; the caption's 2.4x exceeds their m/r"),
+    dict(id="fig_9_4_all_kv", where="Fig. 9.4 (All KV panels)", what="full attention answers the needles at "
+         "lengths the model handles", status="reproduced on an analogue",
+         claims=["train_accuracy", "train_accuracy_98"], analogue=TOY),
+    dict(id="fig_9_4_keeps", where="Fig. 9.4, G.2", what="GemFilter keeps All KV's needle accuracy",
+         status="reproduced on an analogue", claims=["gemfilter_keeps_accuracy"], analogue=TOY),
+    dict(id="fig_9_4_keeps_4x", where="Fig. 9.4, G.2", what="the same at our highest in-distribution "
+         "compression, n/k = 4", status="inconclusive", claims=["gemfilter_keeps_accuracy_4x"],
+         note="GemFilter loses a few points there with some trained models, none with others"),
+    dict(id="fig_9_4_beats_full", where="Fig. 9.4, G.2, Sec. 9.4.1", what="GemFilter outperforms All KV on "
+         "needles", status="not testable here", claims=["gemfilter_beats_full_long"],
+         note="needs a full model that fails at long range; ours still reads twice its training length"),
+    dict(id="fig_9_4_beats_snapkv", where="Fig. 9.4, G.2", what="GemFilter outperforms SnapKV on needles",
+         status="not testable here", claims=["gemfilter_beats_snapkv"],
+         note="the source's win is at 60K-120K tokens; our prompts are in distribution"),
+    dict(id="table_9_1", where="Table 9.1", what="LongBench: GemFilter comparable to SnapKV and H2O",
+         status="not testable here", note="no LLMs or LongBench here; carried as data, averages checked"),
+    dict(id="table_9_1_needles", where="Table 9.1, on our needles", what="GemFilter comparable to SnapKV",
+         status="inconclusive", claims=["gemfilter_comparable_snapkv"],
+         note="how far GemFilter trails SnapKV differs between trained models"),
+    dict(id="table_9_2_rise", where="Table 9.2, Sec. 9.4.3", what="accuracy rises to the first locating "
+         "layer, which is as good as any: filter there", status="reproduced on an analogue",
+         claims=["filter_layer_peak"], analogue=TOY),
+    dict(id="table_9_2_fall", where="Table 9.2", what="accuracy drops at the last layer (34.50 to 30.04)",
+         status="inconclusive", claims=["filter_layer_falls"],
+         note="from a clear drop to none, depending on the trained model"),
+    dict(id="fig_g_1", where="Fig. G.1", what="LLaMA 3.1 with filter layer 14 also works (0.870)",
+         status="not attempted", note="our four layers have no plateau after r* to try a neighbour on; the "
+         "filter-layer sweep shows every layer"),
+    dict(id="fig_g_3_middle", where="Fig. G.3, App. G.4.4", what="the middle row fails (0.198 against 0.838)",
+         status="verified", claims=["middle_row_fails"], note="largely forced by the causal mask, in the "
+         "source's prompts as in ours: the middle row never keeps a needle in the second half, nor the end"),
+    dict(id="fig_g_3_l2", where="Fig. G.3, App. G.4.4", what="the largest-l2 row fails (0.125 against 0.838)",
+         status="inconclusive", claims=["l2_row_fails"], note="which row has the largest norm, and its score, "
+         "differ between trained models; the source does not define the norm"),
+    dict(id="fig_g_4_close", where="Fig. G.4, App. G.4.3", what="One-Run is close to GemFilter (0.827 "
+         "against 0.838)", status="reproduced on an analogue", claims=["one_run_close"], analogue=TOY),
+    dict(id="fig_g_4_far", where="App. G.4.3", what="One-Run is worse when the needle is far from the question",
+         status="inconclusive", claims=["one_run_far"], note="the gap at the farthest depth differs between "
+         "trained models; at our lengths it is small"),
+    dict(id="figs_g_5_g_7", where="Figs. G.5-G.7", what="kept indices: GemFilter keeps the needle and recent "
+         "tokens, SnapKV spreads over many", status="not attempted",
+         note="one kept prompt is printed (Fig. 9.1 style); the index pictures are not redrawn or asserted"),
+    dict(id="table_g_1", where="Table G.1", what="LongBench with the chat template, MInference",
+         status="not testable here", note="needs the LLMs and LongBench"),
+]

@@ -188,3 +188,10 @@ def strictly_monotone_rate(values, *, decreasing: bool = True) -> tuple[int, int
     steps = np.diff(v, axis=-1)
     ok = (steps < 0).all(-1) if decreasing else (steps > 0).all(-1)
     return int(ok.sum()), int(ok.size)
+
+
+# -- paired outcomes (GemFilter: two methods on the same prompts) ------------------------------------------------------
+def paired_difference(a, b, null: Null | None = None) -> Estimate:
+    """mean(a - b) over paired samples (two methods scored on the same prompts, ...) with the standard error of the
+    mean difference, which the pairing makes smaller than that of two independent means."""
+    return Estimate.of(np.asarray(a, dtype=float) - np.asarray(b, dtype=float), null=null)
