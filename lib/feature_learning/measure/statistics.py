@@ -125,11 +125,14 @@ def slope_se(x, y) -> tuple[float, float]:
     return slope, se
 
 
-def pass_rate(values, *, at_least: float | None = None, at_most: float | None = None) -> tuple[int, int]:
-    """(passes, runs): how many of the per-replica ``values`` meet ``value >= at_least`` and/or ``value <= at_most``,
-    the rate an inconclusive claim reports (NaN never passes)."""
+def pass_rate(values, test=None, *, at_least: float | None = None, at_most: float | None = None) -> tuple[int, int]:
+    """(passes, runs): how many of the per-run ``values`` (one per replica, training run or subsample) pass the
+    claim's own test, given as a function ``test(value)`` or as ``value >= at_least`` and/or ``value <= at_most``
+    (NaN never passes): the ``rate=`` of an inconclusive claim."""
     v = np.asarray(values, dtype=float).ravel()
     ok = np.isfinite(v)
+    if test is not None:
+        ok &= np.array([bool(test(x)) for x in v], dtype=bool)
     if at_least is not None:
         ok &= v >= at_least
     if at_most is not None:
@@ -144,13 +147,6 @@ def ratio_of_means(a, b, null: Null | None = None) -> Estimate:
     (ma, sa), (mb, sb) = mean_se(np.ravel(a)), mean_se(np.ravel(b))
     ratio = ma / mb
     return Estimate(float(ratio), float(abs(ratio) * math.hypot(sa / ma, sb / mb)), null)
-
-
-def pass_rate(values, test) -> tuple[int, int]:
-    """(passes, runs): how many of the per-run ``values`` (one per replica, training run or subsample) pass ``test``,
-    the claim's own test applied run by run (the ``rate=`` of an inconclusive claim)."""
-    values = list(np.ravel(np.asarray(values, dtype=float)))
-    return sum(bool(test(v)) for v in values), len(values)
 
 
 # -- added for fourier_circuits and looped_transformers ------------------------------------------------------------
@@ -188,10 +184,3 @@ def strictly_monotone_rate(values, *, decreasing: bool = True) -> tuple[int, int
     steps = np.diff(v, axis=-1)
     ok = (steps < 0).all(-1) if decreasing else (steps > 0).all(-1)
     return int(ok.sum()), int(ok.size)
-
-
-# -- paired outcomes (GemFilter: two methods on the same prompts) ------------------------------------------------------
-def paired_difference(a, b, null: Null | None = None) -> Estimate:
-    """mean(a - b) over paired samples (two methods scored on the same prompts, ...) with the standard error of the
-    mean difference, which the pairing makes smaller than that of two independent means."""
-    return Estimate.of(np.asarray(a, dtype=float) - np.asarray(b, dtype=float), null=null)
