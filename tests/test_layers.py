@@ -16,7 +16,7 @@ ROOT = Path(feature_learning.__file__).resolve().parent
 #      errors), which import nothing from the package;
 #   1  data models;  2  models;  3  inference (generation with the models);  4  training loops;
 #   5  measurements;  6  theory (closed forms, which may evaluate models and data);  7  plotting;
-#   8  experiments (one module per chapter: sizes, recipes, runs).
+#   8  experiments (one module per chapter: sizes, recipes, runs);  9  tooling that drives whole chapters (plan).
 LAYERS = {
     "feature_learning": 0,
     "feature_learning.book": 0,
@@ -31,6 +31,8 @@ LAYERS = {
     "feature_learning.theory": 6,
     "feature_learning.plotting": 7,
     "feature_learning.experiments": 8,
+    # build tooling that drives whole chapters (the plan command patches a theory recipe's step count)
+    "feature_learning.book.plan": 9,
 }
 # import nothing from the package
 PURE = {"feature_learning.training.losses", "feature_learning.measure.metrics", "feature_learning.measure.statistics"}
