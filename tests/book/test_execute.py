@@ -207,3 +207,17 @@ def test_make_book_and_make_test_execute_the_chapters_with_the_same_executor():
         assert "jupyter-book build . " not in recipe, "no chapter executes inside the Sphinx build"
     assert "--profile ci" in test and "--profile $(BOOK_PROFILE)" in book
     assert "nbval" not in test, "the chapters execute once, through the executor"
+
+
+def test_carry_prose_takes_the_sources_cell_tags_with_the_executed_outputs():
+    from feature_learning.book.execute import carry_prose
+
+    source = {"cells": [{"cell_type": "markdown", "source": "new prose", "metadata": {}},
+                        {"cell_type": "code", "source": "x = 1", "metadata": {"tags": ["hide-input"]}}]}
+    executed = {"metadata": {"kernel": 1},
+                "cells": [{"cell_type": "markdown", "source": "old prose", "metadata": {}},
+                          {"cell_type": "code", "source": "x = 1", "outputs": ["out"],
+                           "metadata": {"papermill": {"duration": 1.0}}}]}
+    out = carry_prose(source, executed)
+    assert out["cells"][0]["source"] == "new prose" and out["cells"][1]["outputs"] == ["out"]
+    assert out["cells"][1]["metadata"] == {"papermill": {"duration": 1.0}, "tags": ["hide-input"]}

@@ -83,13 +83,16 @@ def _is_injected(cell: dict) -> bool:
 
 def carry_prose(source: dict, executed: dict) -> dict:
     """The current ``source`` notebook with the outputs of ``executed`` (same code cells, older prose): markdown
-    cells from the source, code cells (and papermill's injected parameters cell) from the executed copy."""
+    cells from the source, code cells (and papermill's injected parameters cell) from the executed copy, with the
+    source's cell tags (folding a cell with ``hide-input`` changes no output, so it executes nothing)."""
     code = [c for c in executed["cells"] if c["cell_type"] == "code" and not _is_injected(c)]
     injected = [c for c in executed["cells"] if _is_injected(c)]
     cells, k = [], 0
     for cell in source["cells"]:
         if cell["cell_type"] == "code":
-            cells.append(code[k])
+            tags = cell.get("metadata", {}).get("tags", [])
+            meta = {key: v for key, v in code[k].get("metadata", {}).items() if key != "tags"}
+            cells.append({**code[k], "metadata": {**meta, **({"tags": tags} if tags else {})}})
             k += 1
             if "parameters" in cell.get("metadata", {}).get("tags", []):
                 cells.extend(injected)
