@@ -486,14 +486,15 @@ def claim_cells(claim: dict) -> list[str]:
     ]
 
 
-def _html_table(columns, rows, cls: str) -> str:
-    head = "".join(f"<th>{h}</th>" for h in columns)
+def html_table(columns, rows, cls: str = "claims-table") -> str:
+    """An HTML table of ``rows`` of HTML cells under the (plain-text) ``columns``, styled by ``_static/book.css``."""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in columns)
     body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
     return f"<table class='{cls}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def claims_html(claims: list[dict]) -> str:
-    return _html_table(COLUMNS, [claim_cells(c) for c in claims], "claims-table")
+    return html_table(COLUMNS, [claim_cells(c) for c in claims], "claims-table")
 
 
 SOURCE_COLUMNS = ("result", "where", "status", "carried by")
@@ -512,7 +513,7 @@ def source_cells(entry: dict, claims: dict[str, dict] | None = None) -> list[str
 def source_map_html(ledger: dict) -> str:
     rows = [source_cells(s) for s in ledger.get("sources", [])]
     return (f"<p><strong>{html.escape(source_headline(ledger))}</strong></p>"
-            + _html_table(SOURCE_COLUMNS, rows, "claims-table source-map"))
+            + html_table(SOURCE_COLUMNS, rows, "claims-table source-map"))
 
 
 class SourceMap:

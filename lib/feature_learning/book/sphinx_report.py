@@ -23,6 +23,7 @@ from feature_learning.book.claims import (
     claims_dir,
     claims_html,
     headline,
+    html_table,
     load_ledgers,
     source_cells,
     source_headline,
@@ -107,10 +108,8 @@ def _raw(text: str) -> nodes.raw:
     return nodes.raw("", text, format="html")
 
 
-def _table(columns, rows, cls: str = "claims-table") -> nodes.raw:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return _raw(f"<table class='{cls}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+def _table(columns, rows) -> nodes.raw:
+    return _raw(html_table(columns, rows))
 
 
 def _link(ledger: dict, links: dict[str, str]) -> str:
