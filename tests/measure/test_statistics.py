@@ -71,3 +71,33 @@ def test_smallest_step_picks_the_weakest_link_and_its_standard_error():
     assert step == 0.5 and abs(se - 0.5) < 1e-12
     step, se = smallest_step([1.0, 2.0, 1.5], [0.0, 0.3, 0.4], increasing=True)
     assert step == -0.5 and abs(se - 0.5) < 1e-12
+
+
+def test_ls_slope_is_polyfit_column_by_column_with_and_without_a_mask():
+    import torch
+
+    from feature_learning.measure.statistics import ls_slope, slope_se
+
+    rng = np.random.default_rng(0)
+    x = np.linspace(0.0, 3.0, 9)
+    y = rng.normal(size=(9, 4)) + np.outer(x, [1.0, -2.0, 0.5, 3.0])
+    expected = [np.polyfit(x, y[:, j], 1)[0] for j in range(4)]
+    assert np.allclose(ls_slope(x, y), expected)
+    assert torch.allclose(ls_slope(torch.tensor(x), torch.tensor(y)), torch.tensor(expected, dtype=torch.float64))
+    mask = np.ones_like(y, dtype=bool)
+    mask[6:, 1] = False
+    masked = ls_slope(x, y, mask=mask)
+    assert masked[1] == np.polyfit(x[:6], y[:6, 1], 1)[0] or np.isclose(masked[1], np.polyfit(x[:6], y[:6, 1], 1)[0])
+    assert np.allclose(masked[[0, 2, 3]], [expected[0], expected[2], expected[3]])
+    assert slope_se(x, y[:, 0])[0] == pytest.approx(expected[0])
+
+
+def test_slope_se_with_known_errors_is_the_weighted_propagation():
+    from feature_learning.measure.statistics import slope_se
+
+    x, y, se = np.array([1.0, 2.0, 4.0]), np.array([0.0, 1.0, 3.5]), np.array([0.1, 0.2, 0.3])
+    fit, cov = np.polyfit(x, y, 1, cov="unscaled", w=np.ones(3))
+    slope, s = slope_se(x, y, se=se)
+    xc = x - x.mean()
+    assert slope == pytest.approx(fit[0])
+    assert s == pytest.approx(np.sqrt(((xc / (xc @ xc)) ** 2 * se**2).sum()))

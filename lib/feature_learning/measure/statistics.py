@@ -112,17 +112,32 @@ def difference(a: Estimate, b: Estimate) -> Estimate:
     return Estimate(a.value - b.value, math.hypot(a.se or 0.0, b.se or 0.0))
 
 
-def slope_se(x, y) -> tuple[float, float]:
-    """Least-squares slope of ``y`` on ``x`` and its standard error (residual variance over n - 2 degrees of
-    freedom, divided by the spread of ``x``)."""
+def ls_slope(x, y, *, mask=None):
+    """Least-squares slope of ``y`` against ``x`` along the first axis, vectorised over the trailing axes of ``y``
+    (NumPy arrays or torch tensors alike). ``x`` has shape (n,) (or broadcasts against ``y``, shape (n, ...));
+    ``mask`` (broadcasting against ``y``; bool or 0/1) keeps the points to fit, column by column."""
+    if getattr(x, "ndim", 1) == 1 and getattr(y, "ndim", 1) > 1:
+        x = x.reshape(-1, *([1] * (y.ndim - 1)))
+    w = 1.0 if mask is None else mask * 1.0
+    count = (w * (x * 0 + y * 0 + 1)).sum(0)
+    x_mean, y_mean = (w * x).sum(0) / count, (w * y).sum(0) / count
+    xc = x - x_mean
+    return (w * xc * (y - y_mean)).sum(0) / (w * xc * xc).sum(0)
+
+
+def slope_se(x, y, *, se=None) -> tuple[float, float]:
+    """Least-squares slope of ``y`` on ``x`` and its standard error. Without ``se``: from the residual variance over
+    n - 2 degrees of freedom, divided by the spread of ``x``. With ``se`` (the standard errors of independent
+    points ``y``): propagated through the slope's weights, sqrt(sum w_i^2 se_i^2)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     xc = x - x.mean()
     sxx = float(xc @ xc)
     slope = float(xc @ (y - y.mean()) / sxx)
+    if se is not None:
+        return slope, float(np.sqrt(((xc / sxx) ** 2 * np.asarray(se, dtype=float) ** 2).sum()))
     residual = y - y.mean() - slope * xc
     dof = len(x) - 2
-    se = math.sqrt(float(residual @ residual) / dof / sxx) if dof > 0 else float("nan")
-    return slope, se
+    return slope, (math.sqrt(float(residual @ residual) / dof / sxx) if dof > 0 else float("nan"))
 
 
 def pass_rate(values, test=None, *, at_least: float | None = None, at_most: float | None = None) -> tuple[int, int]:
