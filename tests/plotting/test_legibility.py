@@ -1,0 +1,27 @@
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from feature_learning.plotting import legibility  # noqa: E402
+
+
+def test_a_figure_wider_than_the_column_shrinks_its_fonts():
+    fig, ax = plt.subplots(figsize=(2 * legibility.COLUMN_INCHES, 3))
+    ax.set_title("title", fontsize=12)
+    ax.set_xlabel("x", fontsize=12)
+    assert legibility.shown_scale(fig) == 0.5
+    assert legibility.smallest_font(fig) <= 6.0
+    assert any("'title' at 6.0 pt" in p for p in legibility.problems(fig))
+    plt.close(fig)
+
+
+def test_a_column_wide_figure_with_large_fonts_has_no_problems():
+    fig, ax = plt.subplots(figsize=(legibility.COLUMN_INCHES, 3))
+    ax.set_title("title", fontsize=11)
+    ax.tick_params(labelsize=9)
+    ax.plot([0, 1], [0, 1], label="a")
+    ax.legend(fontsize=9)
+    assert legibility.shown_scale(fig) == 1.0
+    assert legibility.problems(fig) == []
+    plt.close(fig)
