@@ -144,7 +144,7 @@ def alias_violations(source: str, sizes=None) -> list[str]:
         if not isinstance(node, ast.Assign) or ast.unparse(node) == THE_ALIAS:
             continue
         for target in node.targets:
-            pairs = (zip(target.elts, node.value.elts) if isinstance(target, ast.Tuple)
+            pairs = (zip(target.elts, node.value.elts, strict=False) if isinstance(target, ast.Tuple)
                      and isinstance(node.value, ast.Tuple) else [(target, node.value)])
             for name, value in pairs:
                 path = attribute_path(value)
