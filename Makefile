@@ -9,8 +9,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 CI_NOTEBOOKS := _build/ci-notebooks
 # The one executor of both commands: a pool of one kernel per usable core, one OpenMP/MKL/torch thread each,
-# progress lines as chapters start and finish, failures listed at the end (feature_learning.book.execute).
-EXECUTE := $(BIN)/python -m feature_learning.book.execute run
+# progress lines as chapters start and finish, failures listed at the end (feature_learning.build.execute).
+EXECUTE := $(BIN)/python -m feature_learning.build.execute run
 
 .PHONY: install book test test-cuda plan site pdf seeds lint benchmark clean
 
@@ -34,9 +34,9 @@ ifdef FROM
 else
 	@rc=0; $(EXECUTE) --profile $(BOOK_PROFILE) --out $(BOOK_RUNS) $(if $(CHAPTERS),--chapters $(CHAPTERS)) \
 		$(if $(WORKERS),--workers $(WORKERS)) || rc=1; \
-	$(BIN)/python -m feature_learning.book.site build --from $(BOOK_RUNS) --claims $(BOOK_RUNS)/_claims \
+	$(BIN)/python -m feature_learning.build.site build --from $(BOOK_RUNS) --claims $(BOOK_RUNS)/_claims \
 		--out _build/site-book --html-root . $(if $(CHAPTERS),--partial) || rc=1; \
-	if [ $$rc != 0 ]; then $(BIN)/python -m feature_learning.book.execute status --out $(BOOK_RUNS); fi; \
+	if [ $$rc != 0 ]; then $(BIN)/python -m feature_learning.build.execute status --out $(BOOK_RUNS); fi; \
 	if [ $$rc = 0 ]; then echo "book: _build/html/index.html"; fi; exit $$rc
 endif
 
@@ -61,7 +61,7 @@ test: $(STAMP) $(BROWSER_STAMP)
 	@rc=0; $(EXECUTE) --profile ci --out $(CI_NOTEBOOKS) --force || rc=1; \
 	BOOK_EXECUTED=$(CURDIR)/$(CI_NOTEBOOKS) OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
 		$(BIN)/python -m pytest -n 2 -p no:cacheprovider --ignore=tests/site tests || rc=1; \
-	if [ $$rc != 0 ]; then $(BIN)/python -m feature_learning.book.execute status --out $(CI_NOTEBOOKS); fi; exit $$rc
+	if [ $$rc != 0 ]; then $(BIN)/python -m feature_learning.build.execute status --out $(CI_NOTEBOOKS); fi; exit $$rc
 	$(MAKE) --no-print-directory site FROM=$(CI_NOTEBOOKS) CLAIMS=$(CI_NOTEBOOKS)/_claims SITE=$(SITE_CI)
 	BOOK_SITE=$(CURDIR)/$(SITE_CI)/_build/html BOOK_SITE_CLAIMS=$(CURDIR)/$(SITE_CI)/_claims \
 		$(BIN)/python -m pytest -p no:cacheprovider tests/site
@@ -69,19 +69,19 @@ test: $(STAMP) $(BROWSER_STAMP)
 # On a GPU machine, before any `full` run: every chapter at `ci` with device=cuda, JOBS at a time (default 4), into
 # _build/cuda-smoke; fails if a chapter crashes or fails a claim. Without CUDA it says so, runs nothing and succeeds.
 test-cuda: $(STAMP)
-	$(BIN)/python -m feature_learning.book.cuda_smoke --jobs $(or $(JOBS),4)
+	$(BIN)/python -m feature_learning.build.cuda_smoke --jobs $(or $(JOBS),4)
 
 # Before renting a GPU: each chapter's `full` time and memory predicted on this machine's device from two cut-down
-# runs (feature_learning.book.plan; STEPS = the smallest step count of the first run, LIMIT = seconds per chapter).
+# runs (feature_learning.build.plan; STEPS = the smallest step count of the first run, LIMIT = seconds per chapter).
 plan: $(STAMP)
-	$(BIN)/python -m feature_learning.book.plan --steps $(or $(STEPS),4) --limit $(or $(LIMIT),600) \
+	$(BIN)/python -m feature_learning.build.plan --steps $(or $(STEPS),4) --limit $(or $(LIMIT),600) \
 		--json _build/plan.json $(if $(CHAPTERS),--chapters $(CHAPTERS))
 
 # The HTML book from notebooks executed elsewhere (the ci run above, a seed sweep, a `full` run on a GPU cluster):
 #   make site FROM=<folder of executed notebooks> [CLAIMS=<folder of ledgers>] [SEED=0] [SITE=_build/site]
 SITE ?= _build/site
 site: $(STAMP)
-	$(BIN)/python -m feature_learning.book.site build --from $(FROM) --out $(SITE) --seed $(or $(SEED),0) \
+	$(BIN)/python -m feature_learning.build.site build --from $(FROM) --out $(SITE) --seed $(or $(SEED),0) \
 		$(if $(CLAIMS),--claims $(CLAIMS))
 
 # The whole book as one PDF: the single-page HTML build (chapters from `make book`'s execution cache, executing
@@ -91,10 +91,10 @@ pdf: $(STAMP) $(BROWSER_STAMP)
 ifndef FROM
 	$(EXECUTE) --profile $(BOOK_PROFILE) --out $(BOOK_RUNS)
 endif
-	$(BIN)/python -m feature_learning.book.site stage --from $(or $(FROM),$(BOOK_RUNS)) --out _build/site-pdf \
+	$(BIN)/python -m feature_learning.build.site stage --from $(or $(FROM),$(BOOK_RUNS)) --out _build/site-pdf \
 		--seed $(or $(SEED),0) $(if $(FROM),$(if $(CLAIMS),--claims $(CLAIMS)),--claims $(BOOK_RUNS)/_claims)
 	BOOK_CLAIMS_DIR=$(CURDIR)/_build/site-pdf/_claims $(BIN)/jupyter-book build _build/site-pdf --builder singlehtml
-	$(BIN)/python -m feature_learning.book.pdf _build/site-pdf/_build/singlehtml _build/pdf/book.pdf
+	$(BIN)/python -m feature_learning.build.pdf _build/site-pdf/_build/singlehtml _build/pdf/book.pdf
 
 # Seed sweep: every chosen chapter at the `ci` profile for each seed, one notebook per core (Snakemake), then
 # _build/seeds/summary.json with each claim's status and value per seed. Fails unless every claim holds at every seed.
@@ -105,7 +105,7 @@ CORES ?= $(shell nproc 2>/dev/null || echo 2)
 seeds: $(STAMP)
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/snakemake -s workflow/Snakefile -d $(CURDIR) --cores $(CORES) --forceall \
 		--quiet rules --config profile=ci seeds="$(SEEDS)" chapters="$(CHAPTERS)"
-	$(BIN)/python -m feature_learning.book.seeds check _build/seeds/summary.json
+	$(BIN)/python -m feature_learning.build.seeds check _build/seeds/summary.json
 
 lint: $(STAMP)
 	$(BIN)/ruff check lib tests book benchmarks workflow

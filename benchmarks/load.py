@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/load.py --chapters looped_transformers nuclear_norm   # default: every chapter
     .venv/bin/python benchmarks/load.py --chapters looped_transformers --threads 0    # threads left unset
 
-Each chapter executes at the profile (default ``ci``) with ``feature_learning.book.execute`` (one kernel, ``--threads``
+Each chapter executes at the profile (default ``ci``) with ``feature_learning.build.execute`` (one kernel, ``--threads``
 threads: 1 as ``make book`` and ``make test`` run them, 0 to leave OpenMP/MKL/torch to pick one per core), first
 alone, then while ``--competitors`` busy-looping Python processes (default 1) hold cores. The slowdown factor is the
 loaded wall time over the alone one. Results are merged into _build/benchmarks/load.json under the thread setting,
@@ -23,9 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from feature_learning.book import cache_key
 from feature_learning.book.claims import project_root
-from feature_learning.book.execute import execute, tasks_for, usable_cores
+from feature_learning.build import cache_key
+from feature_learning.build.execute import execute, tasks_for, usable_cores
 
 ROOT = project_root(Path(__file__).resolve().parent)
 BUSY = "while True:\n    pass\n"

@@ -12,7 +12,7 @@ import statistics
 import subprocess
 from pathlib import Path
 
-from feature_learning.book.notebooks import toc_notebooks
+from feature_learning.build.notebooks import toc_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 

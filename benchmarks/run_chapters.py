@@ -18,7 +18,7 @@ from pathlib import Path
 import papermill
 
 from feature_learning.book.claims import project_root
-from feature_learning.book.notebooks import toc_notebooks
+from feature_learning.build.notebooks import toc_notebooks
 
 
 def main() -> None:

@@ -1,41 +1,34 @@
 """The package's import layers: a module imports only from its own layer or the layers below it (no cycles).
 
+The order is read from CONTRIBUTING.md ("Where code lives"), the one place it is written; README.md shows the same line.
 Parsed from the source (every ``import`` statement, also those inside functions), not from ``sys.modules``.
 """
 
 import ast
+import re
 from pathlib import Path
 
 import feature_learning
 
 ROOT = Path(feature_learning.__file__).resolve().parent
+REPO = ROOT.parents[1]
+ORDER_LINE = re.compile(r"^Layers, lowest first: `([a-z_]+(?: < [a-z_]+)+)`$", re.MULTILINE)
+PURE_LINE = re.compile(r"^Pure, importing nothing from the package[^:]*: (.+)$", re.MULTILINE)
 
-# Lowest first. A module takes the layer of the longest prefix that names it.
-#   0  the package root, the book machinery (profiles, claims, display, Sphinx) and the pure functions of tensors
-#      shared by training and measurement (losses, metrics) and the claims' statistics (estimates, nulls, standard
-#      errors), which import nothing from the package;
-#   1  data models;  2  models;  3  inference (generation with the models);  4  training loops;
-#   5  measurements;  6  theory (closed forms, which may evaluate models and data);  7  plotting;
-#   8  experiments (one module per chapter: sizes, recipes, runs);  9  tooling that drives whole chapters (plan).
-LAYERS = {
-    "feature_learning": 0,
-    "feature_learning.book": 0,
-    "feature_learning.training.losses": 0,
-    "feature_learning.measure.metrics": 0,
-    "feature_learning.measure.statistics": 0,
-    "feature_learning.data": 1,
-    "feature_learning.models": 2,
-    "feature_learning.inference": 3,
-    "feature_learning.training": 4,
-    "feature_learning.measure": 5,
-    "feature_learning.theory": 6,
-    "feature_learning.plotting": 7,
-    "feature_learning.experiments": 8,
-    # build tooling that drives whole chapters (the plan command patches a theory recipe's step count)
-    "feature_learning.book.plan": 9,
-}
-# import nothing from the package
-PURE = {"feature_learning.training.losses", "feature_learning.measure.metrics", "feature_learning.measure.statistics"}
+
+def written_order(text: str) -> list[str]:
+    (order,) = ORDER_LINE.findall(text)
+    return order.split(" < ")
+
+
+CONTRIBUTING = (REPO / "CONTRIBUTING.md").read_text()
+ORDER = written_order(CONTRIBUTING)
+# the pure modules import nothing from the package, so they sit below every layer (-1); the package root at 0
+PURE = {f"feature_learning.{name}" for name in re.findall(r"`([a-z_.]+)`", PURE_LINE.search(CONTRIBUTING).group(1))}
+# Lowest first. A module takes the layer of the longest prefix that names it; a package experiments/<chapter>/ is
+# the experiments layer like a single module experiments/<chapter>.py.
+LAYERS = {"feature_learning": 0, **{f"feature_learning.{name}": i + 1 for i, name in enumerate(ORDER)},
+          **dict.fromkeys(PURE, -1)}
 
 # Upward imports that only re-export a moved function from a module the chapter ports will delete (with its
 # notebook import). Remove an entry when its module goes; the test fails while an entry is stale.
@@ -106,3 +99,21 @@ def test_the_layer_check_sees_an_upward_import(tmp_path):
     found = imported_modules(path)
     assert found == {"feature_learning.measure.contamination", "feature_learning.training.loop"}
     assert layer("feature_learning.measure.contamination") > layer("feature_learning.data.xor")
+
+
+def test_one_order_in_contributing_readme_and_the_package():
+    assert ORDER == ["book", "data", "models", "inference", "training", "measure", "theory", "plotting",
+                     "experiments", "build"]
+    assert f"Layers, lowest first: `{' < '.join(ORDER)}`" in (REPO / "README.md").read_text()
+    folders = {p.name for p in ROOT.iterdir() if (p / "__init__.py").exists()}
+    assert folders == set(ORDER), f"sub-packages without a layer or layers without a folder: {folders ^ set(ORDER)}"
+    assert all(exists(name) for name in PURE) and PURE >= {"feature_learning.training.losses",
+                                                          "feature_learning.measure.metrics"}
+
+
+def test_a_chapter_package_is_the_experiments_layer():
+    experiments = LAYERS["feature_learning.experiments"]
+    assert layer("feature_learning.experiments.feature_emergence.sizes") == experiments
+    assert layer("feature_learning.experiments.feature_emergence") == experiments
+    assert layer("feature_learning.build.plan") > experiments > layer("feature_learning.book.chapter")
+    assert layer("feature_learning.measure.metrics") < layer("feature_learning.book.claims")

@@ -21,8 +21,8 @@ from feature_learning.book.claims import (
     load_ledgers,
     source_headline,
 )
-from feature_learning.book.seeds import near_bounds, summarize
-from feature_learning.book.sphinx_report import report_nodes
+from feature_learning.build.seeds import near_bounds, summarize
+from feature_learning.build.sphinx_report import report_nodes
 from feature_learning.measure.statistics import Estimate
 
 R, V, P, D, C = "reproduction", "verification", "prediction", "derivation", "consistency"
@@ -307,7 +307,7 @@ def test_report_without_ledgers_says_so():
 def test_report_names_chapters_without_a_ledger(tmp_path):
     from pathlib import Path
 
-    from feature_learning.book.sphinx_report import missing_ledgers
+    from feature_learning.build.sphinx_report import missing_ledgers
 
     root = Path(__file__).resolve().parents[2]
     assert "fourier_circuits" in missing_ledgers(root, [])
@@ -315,8 +315,8 @@ def test_report_names_chapters_without_a_ledger(tmp_path):
 
 
 def test_full_runs_are_kept_per_chapter_and_shown_in_the_report(tmp_path):
-    from feature_learning.book.seeds import keep_full_runs, load_full_runs
-    from feature_learning.book.sphinx_report import full_run_cell
+    from feature_learning.build.seeds import keep_full_runs, load_full_runs
+    from feature_learning.build.sphinx_report import full_run_cell
 
     led = _mapped_ledger().to_json()
     led["device"] = "cuda:0"
@@ -337,8 +337,8 @@ def test_full_runs_are_kept_per_chapter_and_shown_in_the_report(tmp_path):
 def test_execution_table_reads_each_chapters_glued_run_time(tmp_path):
     from pathlib import Path
 
-    from feature_learning.book.notebooks import toc_notebooks
-    from feature_learning.book.sphinx_report import execution_rows
+    from feature_learning.build.notebooks import toc_notebooks
+    from feature_learning.build.sphinx_report import execution_rows
 
     root = Path(__file__).resolve().parents[2]
     first = toc_notebooks(root)[0]

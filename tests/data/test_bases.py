@@ -2,17 +2,12 @@
 
 import torch
 
-from feature_learning.data import in_context
 from feature_learning.data.bases import orthonormal_dictionary, random_orthogonal, unit_sphere
 
 D = torch.float64
 
 
-def gen(seed=0):
-    return torch.Generator().manual_seed(seed)
-
-
-def test_orthonormal_columns_and_one_implementation():
+def test_orthonormal_columns_and_one_implementation(gen):
     M = orthonormal_dictionary(30, 10, gen(1))
     assert M.shape == (30, 10) and torch.allclose(M.T @ M, torch.eye(10, dtype=D), atol=1e-13)
     Q = random_orthogonal(7, gen(2))
@@ -20,11 +15,9 @@ def test_orthonormal_columns_and_one_implementation():
     assert torch.equal(Q, orthonormal_dictionary(7, 7, gen(2)))
     # drawn in float64 whatever the dtype: the same generator gives the same basis in every precision
     assert torch.equal(orthonormal_dictionary(30, 10, gen(1), dtype=torch.float32), M.float())
-    # the data modules use this one function
-    assert in_context.random_orthogonal is random_orthogonal and in_context.unit_sphere is unit_sphere
 
 
-def test_the_basis_is_haar_distributed():
+def test_the_basis_is_haar_distributed(gen):
     """Without moving the signs of R's diagonal into Q, QR returns Q[0, 0] < 0 always (Householder convention); the
     Haar law has E Q_ij = 0 and E Q_ij^2 = 1/d."""
     g = gen(3)
@@ -34,7 +27,7 @@ def test_the_basis_is_haar_distributed():
     assert (Q.pow(2).mean(0) - 0.25).abs().max() < 0.02
 
 
-def test_unit_sphere():
+def test_unit_sphere(gen):
     v = unit_sphere(20000, 3, gen(4))
     assert torch.allclose(v.norm(dim=-1), torch.ones(20000, dtype=D))
     assert v.mean(0).abs().max() < 5 / (3 * 20000) ** 0.5

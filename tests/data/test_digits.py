@@ -15,10 +15,6 @@ from feature_learning.data.digits import (
 )
 
 
-def gen(seed=0):
-    return torch.Generator().manual_seed(seed)
-
-
 def test_load_digits_is_scikit_learns_scaled_exactly_in_every_precision():
     x, y = load_digits()
     bunch = datasets.load_digits()
@@ -28,7 +24,7 @@ def test_load_digits_is_scikit_learns_scaled_exactly_in_every_precision():
     assert torch.equal(x32, x.float()) and torch.equal(x32, torch.tensor(bunch.data, dtype=torch.float32) / 16.0)
 
 
-def test_splits_partition_the_digits():
+def test_splits_partition_the_digits(gen):
     train, test = digit_splits(1200, gen(1))
     assert train.digits.shape == (1200, 64) and test.digits.shape == (597, 64) and train.digits.dtype == torch.float32
     x, y = load_digits(torch.float32)
@@ -38,7 +34,7 @@ def test_splits_partition_the_digits():
     assert sorted(torch.cat([first, rest]).tolist()) == list(range(10)) and len(first) == 4
 
 
-def test_border_shift():
+def test_border_shift(gen):
     digits = torch.rand(4, 64, generator=gen(3))
     mask = border_mask()
     assert mask.shape == (SIDE * SIDE,) and int(mask.sum()) == 36
@@ -50,7 +46,7 @@ def test_border_shift():
     assert torch.equal(with_border(digits, split="ood", generator=gen(4))[:, mask], same_noise)
 
 
-def test_gaussian_like_has_the_first_two_moments():
+def test_gaussian_like_has_the_first_two_moments(gen):
     x, _ = load_digits()
     u = gaussian_like(x[:, :8], 100_000, gen(5))
     assert torch.allclose(u.mean(0), x[:, :8].mean(0), atol=0.01)

@@ -34,18 +34,14 @@ def test_hypercube_mixture_follows_eq_290():
     assert torch.allclose(centres @ M, signs) and torch.equal(labels, signs.prod(-1))
 
 
-def gen(seed=0):
-    return torch.Generator().manual_seed(seed)
-
-
-def test_xor_means_geometry():
+def test_xor_means_geometry(gen):
     mu = xor_mixture_means(50, gen())
     assert torch.allclose(mu[0], -mu[1]) and torch.allclose(mu[2], -mu[3])
     assert torch.allclose(mu.norm(dim=-1), torch.full((4,), 50**0.5, dtype=mu.dtype))
     assert abs(float(mu[0] @ mu[2])) < 1e-10
 
 
-def test_labelled_mixture_law():
+def test_labelled_mixture_law(gen):
     means = xor_mixture_means(8, gen(1))
     x, y, comp = labelled_mixture(80_000, means, [1.0, 2.0, 3.0, 0.5], XOR_WEIGHTS, XOR_LABELS, gen(2))
     freq = torch.bincount(comp, minlength=4).double() / len(comp)
@@ -57,7 +53,7 @@ def test_labelled_mixture_law():
         assert abs(float(xj.var(0).mean()) / s**2 - 1) < 0.03  # sigma_j is the per-coordinate standard deviation
 
 
-def test_antithetic_sample_has_zero_mean_yx():
+def test_antithetic_sample_has_zero_mean_yx(gen):
     means = xor_mixture_means(6, gen(3))
     x, y, _ = labelled_mixture(101, means, [2.0] * 4, XOR_WEIGHTS, XOR_LABELS, gen(4))
     xa, ya = antithetic(x, y)

@@ -4,20 +4,16 @@ import math
 
 import torch
 
+from feature_learning.data.bases import random_orthogonal
 from feature_learning.data.in_context import (
     icl_classification_tokens,
     icl_regression_prompts,
     parity_task_sets,
-    random_orthogonal,
     sparse_parity_prompts,
 )
 
 
-def gen(s=0):
-    return torch.Generator().manual_seed(s)
-
-
-def test_regression_prompts_covariance_labels_and_flips():
+def test_regression_prompts_covariance_labels_and_flips(gen):
     lam = torch.tensor([2.0, 1.0, 0.25], dtype=torch.float64)
     Q = random_orthogonal(3, gen())
     pr = icl_regression_prompts(20000, 8, Q, lam, gen(1))
@@ -31,7 +27,7 @@ def test_regression_prompts_covariance_labels_and_flips():
     assert ((clean.y != flipped.y).sum(1) == 2).all() and torch.allclose(clean.y.abs(), flipped.y.abs())
 
 
-def test_parity_prompts_and_task_sets():
+def test_parity_prompts_and_task_sets(gen):
     d, k, gamma = 8, 2, 0.2
     pairs = torch.tensor([[0, 1]] * 4000)
     phi, y, phi_q, y_q = sparse_parity_prompts(4000, 8, d, pairs, gamma, gen())
@@ -43,7 +39,7 @@ def test_parity_prompts_and_task_sets():
     assert len(S1) == k * (k - 1) and len(S1) + len(S2) == d * (d - 1) and not set(S1) & set(S2)
 
 
-def test_icl_classification_tokens_flip_count_and_layout():
+def test_icl_classification_tokens_flip_count_and_layout(gen):
     prior = torch.tensor([1.0, 0.0, 0.0])
     clean, yq = icl_classification_tokens(50, 8, 3, prior, 0.5, gen(3))
     flipped, yq2 = icl_classification_tokens(50, 8, 3, prior, 0.5, gen(3), flip_frac=0.25)
@@ -52,7 +48,7 @@ def test_icl_classification_tokens_flip_count_and_layout():
     assert set(clean[:, :8, -1].unique().tolist()) <= {-1.0, 1.0}
 
 
-def test_prior_rule_accuracy_matches_angle_formula():
+def test_prior_rule_accuracy_matches_angle_formula(gen):
     """P(sign<prior, x> = sign<w, x>) = 1 - angle(prior, w) / pi for isotropic x, averaged over the task w."""
     d, tau = 3, 1.0
     prior = torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)

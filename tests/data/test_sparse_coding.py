@@ -20,10 +20,6 @@ from feature_learning.data.sparse_coding import (
 from feature_learning.theory import feature_emergence as th
 
 
-def gen(seed=0):
-    return torch.Generator().manual_seed(seed)
-
-
 def test_label_sets_count_labels_and_the_relevant_direction():
     assert parity_set(5) == (1, 3, 5) and threshold_set(5) == (3, 4, 5) and interval_set(2, 4) == (2, 3, 4)
     phi = torch.tensor([[1.0, 1, 0, 1], [0.0, 0, 1, 0]])
@@ -31,7 +27,7 @@ def test_label_sets_count_labels_and_the_relevant_direction():
     assert relevant_direction(torch.eye(4, dtype=torch.float64), torch.tensor([1, 3])).tolist() == [0, 1, 0, 1]
 
 
-def test_parity_mixture_matches_its_stated_law():
+def test_parity_mixture_matches_its_stated_law(gen):
     task = SparseCodingTask(d=40, D=20, k=5, P=parity_set(5), p_o=0.5)
     g = gen(1)
     A = task.relevant_set(g)
@@ -55,7 +51,7 @@ def test_parity_mixture_matches_its_stated_law():
     assert math.isclose(task.sigma_tilde() ** 2, float(th.sigma_tilde_sq(5, 20, sp.Rational(1, 2))))
 
 
-def test_uniform_and_bernoulli_laws():
+def test_uniform_and_bernoulli_laws(gen):
     task = SparseCodingTask(d=20, D=10, k=3, P=(2, 3), law="bernoulli", p_o=0.3, p_in=0.8)
     g = gen(2)
     A = task.relevant_set(g)
@@ -65,7 +61,7 @@ def test_uniform_and_bernoulli_laws():
     assert torch.allclose(u.mean(0), torch.full((10,), 0.5, dtype=u.dtype), atol=0.01)
 
 
-def test_class_ratio_resampling_keeps_the_class_conditional_law():
+def test_class_ratio_resampling_keeps_the_class_conditional_law(gen):
     task = SparseCodingTask(d=30, D=12, k=3, P=parity_set(3), p_o=0.5)
     g = gen(1)
     M, A = orthonormal_dictionary(30, 12, g), task.relevant_set(g)
@@ -81,7 +77,7 @@ def test_class_ratio_resampling_keeps_the_class_conditional_law():
     assert (y[:3200] > 0).any()  # shuffled
 
 
-def test_hidden_representation_task_follows_e31():
+def test_hidden_representation_task_follows_e31(gen):
     task = HiddenRepresentationTask(d=40, D=20, k=8, per_label=10, p_o=0.5)
     g = gen(5)
     codes, labels = task.codes(g)

@@ -11,11 +11,7 @@ from feature_learning.data.structured_features import ConcentricBalls, Structure
 from feature_learning.models.two_layer import init_fixed_output
 
 
-def gen(seed=0):
-    return torch.Generator().manual_seed(seed)
-
-
-def test_structured_features_distribution():
+def test_structured_features_distribution(gen):
     data = StructuredFeatures(d_core=5, d_bg=7)
     x, y, z = data.sample(40000, generator=gen(), dtype=torch.float64)
     assert x.shape == (40000, 12) and set(y.unique().tolist()) == {-1.0, 1.0}
@@ -33,7 +29,7 @@ def test_structured_features_distribution():
         data.sample(3, split="test", generator=gen())
 
 
-def test_concentric_balls_radii():
+def test_concentric_balls_radii(gen):
     data = ConcentricBalls(d_core=16, d_bg=4)
     x, y = data.sample(5000, generator=gen(), dtype=torch.float64)
     r = x[:, :16].norm(dim=-1)
@@ -44,7 +40,7 @@ def test_concentric_balls_radii():
     assert x_ood[:, 16:].max() <= 0 and x_ood[:, 16:].min() >= -1
 
 
-def test_reduced_coordinates_are_exact():
+def test_reduced_coordinates_are_exact(gen):
     """h(M x) for ambient weights W M^T + residual equals h(x) for the reduced weights (the residual is invisible)."""
     d, d0, m = 40, 8, 6
     M = orthonormal_dictionary(d, d0, gen())

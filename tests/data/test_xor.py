@@ -9,11 +9,7 @@ from feature_learning.data.xor import simple_plus_complex_data, skewed_xor_data,
 D = torch.float64
 
 
-def gen(seed=0):
-    return torch.Generator().manual_seed(seed)
-
-
-def test_xor_cluster_data_satisfies_assumption_5_1():
+def test_xor_cluster_data_satisfies_assumption_5_1(gen):
     X, y = xor_cluster_data(5, 3, delta=0.05, sigma=0.05, generator=gen())
     assert X.shape == (80, 3) and y.sum() == 0
     centre = torch.where(y[:, None] > 0, torch.tensor([1.0, 0, 0], dtype=D) * X[:, :1].sign(),
@@ -28,7 +24,7 @@ def test_xor_cluster_data_satisfies_assumption_5_1():
     assert nearest.values.max() < 1e-6 and torch.equal(y[nearest.indices], -y)
 
 
-def test_skewed_xor_centres_and_labels():
+def test_skewed_xor_centres_and_labels(gen):
     alpha = math.pi / 3
     X, y = skewed_xor_data(200, alpha, generator=gen())
     w = torch.tensor([math.cos(alpha), math.sin(alpha)], dtype=D)
@@ -38,7 +34,7 @@ def test_skewed_xor_centres_and_labels():
     assert X.shape == (800, 2)
 
 
-def test_domino_simple_feature_is_spurious_only_out_of_distribution():
+def test_domino_simple_feature_is_spurious_only_out_of_distribution(gen):
     X, y = simple_plus_complex_data(4000, generator=gen())
     Xo, yo = simple_plus_complex_data(4000, ood=True, generator=gen(1))
     assert (X[:, 0].sign() == y).double().mean() > 0.99

@@ -1,6 +1,6 @@
 """Every chapter's experiments run with their tensors on a device other than the CPU, with the CPU's numbers.
 
-No GPU is needed: ``book.device_audit.pretend_accelerator`` makes the device ``meta`` a second device that computes
+No GPU is needed: ``build.device_audit.pretend_accelerator`` makes the device ``meta`` a second device that computes
 on the CPU and raises, as CUDA does, on an operation that mixes it with CPU tensors (the simplicity-bias chapter's
 lemma network, built from the CPU copies of ``train()``'s history and trained on device data, crashed on CUDA that
 way at every profile). Each case runs an experiment entry point at a tiny size on the CPU and on the pretend device
@@ -12,8 +12,8 @@ import dataclasses
 import pytest
 import torch
 
-from feature_learning.book.device_audit import ACCELERATOR, DeviceMismatch, pretend_accelerator
 from feature_learning.book.profiles import Run
+from feature_learning.build.device_audit import ACCELERATOR, DeviceMismatch, pretend_accelerator
 from feature_learning.experiments import contrastive as ct
 from feature_learning.experiments import feature_contamination as fc
 from feature_learning.experiments import feature_emergence as fe

@@ -23,18 +23,14 @@ from feature_learning.training.losses import hinge, weighted_hinge
 D = torch.float64
 
 
-def gen(seed=0):
-    return torch.Generator().manual_seed(seed)
-
-
-def _net(R=3, d=7, width=10, seed=0, noise=0.0):
+def _net(gen, R=3, d=7, width=10, seed=0, noise=0.0):
     net = init_symmetric_gaussian(R, d, width, sigma_w=0.5, sigma_b=0.3, sigma_a=0.7, generator=gen(seed),
                                   noise_std=noise)
     return dataclasses.replace(net.detached(), a=net.a.detach() + 0.05)  # a non-zero output
 
 
-def test_hinge_gradients_are_autograds_with_noise_class_weights_and_chunks():
-    net = _net(noise=0.2)
+def test_hinge_gradients_are_autograds_with_noise_class_weights_and_chunks(gen):
+    net = _net(gen, noise=0.2)
     x = torch.randn(3, 50, 7, generator=gen(1), dtype=D)
     y = torch.where(torch.rand(3, 50, generator=gen(2)) < 0.3, 1.0, -1.0).to(D)
     weighted = torch.tensor([False, True, True])
@@ -47,7 +43,7 @@ def test_hinge_gradients_are_autograds_with_noise_class_weights_and_chunks():
         assert torch.allclose(r, o, rtol=1e-12, atol=1e-15)
 
 
-def test_full_batch_step_erases_the_initialisation_and_follows_lemma_12():
+def test_full_batch_step_erases_the_initialisation_and_follows_lemma_12(gen):
     g = gen(4)
     p = init_symmetric_gaussian(2, 8, 12, sigma_w=0.5, sigma_b=0.1, sigma_a=1.0, generator=g).detached()
     x = torch.randn(50, 8, generator=g, dtype=D).expand(2, -1, -1)
@@ -65,8 +61,8 @@ def test_full_batch_step_erases_the_initialisation_and_follows_lemma_12():
     assert p1.noise_std == 0.0  # the network keeps its own (noiseless) activation
 
 
-def test_stage_gradients_are_autograds():
-    net, init = _net(seed=5), _net(seed=6)
+def test_stage_gradients_are_autograds(gen):
+    net, init = _net(gen, seed=5), _net(gen, seed=6)
     rf = dataclasses.replace(init, a=init.a + 0.1)
     ntk = dataclasses.replace(zeros_like(init), W=1e-2 * torch.randn(init.W.shape, generator=gen(7), dtype=D),
                               b=1e-2 * torch.randn(init.b.shape, generator=gen(8), dtype=D),
@@ -87,7 +83,7 @@ def test_stage_gradients_are_autograds():
         assert torch.allclose(expected, got, rtol=1e-12, atol=1e-14)
 
 
-def test_pattern_coordinates_are_exact_for_the_steps_and_the_stage():
+def test_pattern_coordinates_are_exact_for_the_steps_and_the_stage(gen):
     """The same run in R^d (x = M z, weights with a component outside span(M)) and in pattern coordinates z."""
     d, Dp, k, m = 16, 6, 3, 4
     task = SparseCodingTask(Dp, Dp, k, parity_set(k), p_o=0.5)
@@ -171,7 +167,7 @@ def test_prototype_claim_takes_the_status_its_seeds_earn():
     assert claim([0.9, 0.95])["not_reproduced"] and claim([1.0, 0.9])["rate"] == (1, 2)
 
 
-def test_probe_is_blind_to_the_scale_of_its_features():
+def test_probe_is_blind_to_the_scale_of_its_features(gen):
     f = torch.randn(1, 400, 3, generator=gen(13), dtype=D)
     y = torch.sign(f[..., 0] + 0.5 * f[..., 1])
     ft = torch.randn(1, 200, 3, generator=gen(14), dtype=D)
@@ -207,7 +203,7 @@ def test_interval_and_hidden_experiments_at_toy_sizes():
     assert hid.W["init"].shape == (10, 30) and 0 < hid.cos_pred < 1
 
 
-def test_dictionary_basis_is_orthonormal():
+def test_dictionary_basis_is_orthonormal(gen):
     M = orthonormal_dictionary(9, 4, gen(15))
     assert torch.allclose(M.T @ M, torch.eye(4, dtype=D), atol=1e-12)
 

@@ -17,11 +17,7 @@ from feature_learning.theory import icl as theory
 LAM = torch.tensor([2.0, 1.0, 0.5, 0.25], dtype=torch.float64)
 
 
-def gen(s=0):
-    return torch.Generator().manual_seed(s)
-
-
-def test_factor_gradients_equal_autograd():
+def test_factor_gradients_equal_autograd(gen):
     WK = torch.randn(2, 3, 4, 4, generator=gen(0), dtype=torch.float64, requires_grad=True)
     WQ = torch.randn(2, 3, 4, 4, generator=gen(1), dtype=torch.float64, requires_grad=True)
     s, xq = torch.randn(2, 1, 16, 4, generator=gen(2), dtype=torch.float64), torch.randn(2, 1, 16, 4, generator=gen(3),
@@ -33,7 +29,7 @@ def test_factor_gradients_equal_autograd():
     assert torch.allclose(gK, WK.grad) and torch.allclose(gQ, WQ.grad)
 
 
-def test_exact_training_recovers_the_rank_r_optimum():
+def test_exact_training_recovers_the_rank_r_optimum(gen):
     Q = random_orthogonal(4, gen())
     U = ex.train_rank_r_exact(Q @ torch.diag(LAM) @ Q.T, 16, (1, 2, 4), gen(1), max_iter=3000)
     for k, r in enumerate((1, 2, 4)):
@@ -41,7 +37,7 @@ def test_exact_training_recovers_the_rank_r_optimum():
         assert float((U[k] - U_star).norm() / U_star.norm()) < 1e-3
 
 
-def test_sgd_on_sampled_prompts_lands_near_v_star():
+def test_sgd_on_sampled_prompts_lands_near_v_star(gen):
     Q = random_orthogonal(4, gen())
     s = dataclasses.replace(ex.BOOK.sgd, steps=400, batch=256, replicas=2)
     U = ex.train_rank_r_sgd(Q, LAM, 16, (1, 2, 4), s, gen(2))
@@ -79,7 +75,7 @@ def test_profiles_differ_from_book_only_where_they_say():
     assert not {"regression.d", "regression.N", "regression.spectrum", "parity.gamma", "exact.ranks"} & changed
 
 
-def test_train_icl_transformer_learns_and_flip_protocol():
+def test_train_icl_transformer_learns_and_flip_protocol(gen):
     d, M = 4, 8
     prior = torch.zeros(d)
     prior[0] = 1.0

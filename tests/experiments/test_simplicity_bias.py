@@ -18,10 +18,6 @@ from feature_learning.theory.simplicity_bias import g_function
 D = torch.float64
 
 
-def gen(seed=0):
-    return torch.Generator().manual_seed(seed)
-
-
 def hand_written_gd(W, a, X, y, steps, rate):
     """Full-batch GD on the mean logistic loss, gradients written out from eq. (1) of the source."""
     W, a = W.clone(), a.clone()
@@ -58,7 +54,7 @@ def test_four_neuron_schedule():
     assert 2**29 < s(2**15 - 1) < 2**31
 
 
-def test_logistic_gd_is_plain_gradient_descent_and_logs_where_asked():
+def test_logistic_gd_is_plain_gradient_descent_and_logs_where_asked(gen):
     net = init_torch_default(2, 2, 6, scale=0.5, bias=False, trained=("W", "a"), generator=gen(5), dtype=D)
     X = torch.randn(16, 2, generator=gen(6), dtype=D)
     y = torch.sign(X[:, 0] * X[:, 1])
@@ -74,7 +70,7 @@ def test_logistic_gd_is_plain_gradient_descent_and_logs_where_asked():
     assert (hist["loss"][1:] < hist["loss"][:1]).all()
 
 
-def test_zero_padded_neurons_stay_zero_and_change_nothing():
+def test_zero_padded_neurons_stay_zero_and_change_nothing(gen):
     net = init_torch_default(1, 2, 3, scale=0.5, bias=False, trained=("W", "a"), generator=gen(7), dtype=D)
     wide = pad_width(net, 8)
     X = torch.randn(20, 2, generator=gen(8), dtype=D)
@@ -86,7 +82,7 @@ def test_zero_padded_neurons_stay_zero_and_change_nothing():
     assert torch.allclose(wide.W[:, :3], net.W, atol=1e-15) and torch.allclose(wide.a[:, :3], net.a, atol=1e-15)
 
 
-def test_aligned_neuron_grows_by_one_plus_eta_lambda_and_follows_the_linearised_flow():
+def test_aligned_neuron_grows_by_one_plus_eta_lambda_and_follows_the_linearised_flow(gen):
     X, y = xor_cluster_data(4, 2, generator=gen())
     lam = float(g_function(torch.tensor([[1.0, 0.0]], dtype=D), X, y)[0])
     a0 = torch.tensor([[1e-9, -1e-9, 1e-9, -1e-9]], dtype=D)

@@ -13,11 +13,7 @@ from feature_learning.training.losses import hinge
 D = torch.float64
 
 
-def gen(seed=0):
-    return torch.Generator().manual_seed(seed)
-
-
-def test_gradient_projections_match_eq14():
+def test_gradient_projections_match_eq14(gen):
     data = StructuredFeatures(6, 6)
     net = init_fixed_output(2, 12, 16, d_ambient=12, generator=gen(), dtype=D)
     x, y, _ = data.sample(3000, replicas=2, generator=gen(1), dtype=D)
@@ -32,7 +28,7 @@ def test_gradient_projections_match_eq14():
     assert torch.isclose(core[0, 3], (-s * g[0, 3, :6]).mean()) and torch.isclose(bg[0, 3], (-g[0, 3, 6:]).mean())
 
 
-def test_class_correlations_monte_carlo():
+def test_class_correlations_monte_carlo(gen):
     data = StructuredFeatures(6, 6)
     net = init_fixed_output(1, 12, 5, d_ambient=3, generator=gen(), dtype=D)
     x, y, _ = data.sample(200000, generator=gen(1), dtype=D)
@@ -46,7 +42,7 @@ def test_class_correlations_monte_carlo():
         assert abs(mc_pos - pos[0, k]) < tol and abs(mc_neg - neg[0, k]) < tol
 
 
-def test_feature_weights_of_a_constructed_network():
+def test_feature_weights_of_a_constructed_network(gen):
     net = init_fixed_output(1, 4, 2, generator=gen(), dtype=D)
     W = torch.tensor([[[1.0, 3.0, 0.5, 0.5], [2.0, 2.0, -1.0, 0.0]]], dtype=D)
     net = net.__class__(W=W, a=torch.tensor([[0.5, -0.5]], dtype=D), activation="relu")
@@ -56,7 +52,7 @@ def test_feature_weights_of_a_constructed_network():
     assert torch.isclose(fw.core_norm, torch.tensor([(10**0.5 + 8**0.5) / 2], dtype=D))
 
 
-def test_uniform_sum_nonnegative_exact_cases_and_monte_carlo():
+def test_uniform_sum_nonnegative_exact_cases_and_monte_carlo(gen):
     c = torch.tensor([[1.0, -1.0], [1.0, -2.0], [2.0, -1.0]], dtype=D)
     # P(z1 >= z2) = 1/2, P(z1 >= 2 z2) = 1/4, P(2 z1 >= z2) = 3/4 (areas in the unit square); with two terms the
     # integrand decays only like 1/t^2, so a long span
@@ -74,7 +70,7 @@ def test_uniform_sum_nonnegative_exact_cases_and_monte_carlo():
     assert ((mc - exact).abs() / se).max() < 5
 
 
-def test_exact_activation_rates_are_the_monte_carlo_rates():
+def test_exact_activation_rates_are_the_monte_carlo_rates(gen):
     data = StructuredFeatures(8, 8)
     net = init_fixed_output(2, 16, 10, d_ambient=16, generator=gen(2), dtype=D)
     x, y, _ = data.sample(100000, generator=gen(3), dtype=D)
@@ -85,7 +81,7 @@ def test_exact_activation_rates_are_the_monte_carlo_rates():
         assert ((mc - ex).abs() / se).max() < 5
 
 
-def test_loss_active_rates_by_hand():
+def test_loss_active_rates_by_hand(gen):
     data = StructuredFeatures(4, 4)
     net = init_fixed_output(1, 8, 3, d_ambient=2, generator=gen(4), dtype=D)
     x, y, _ = data.sample(500, generator=gen(5), dtype=D)

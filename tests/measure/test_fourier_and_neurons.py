@@ -7,11 +7,11 @@ import torch
 
 from feature_learning.measure import fourier
 from feature_learning.measure.metrics import argmax_accuracy as accuracy
-from feature_learning.measure.metrics import class_weighted_margins, margins
+from feature_learning.measure.metrics import class_weighted_margins, margins, steps_to_reach
 from feature_learning.measure.neurons import summarize_neurons
 from feature_learning.models.poly_net import poly_net_from_neurons
 from feature_learning.theory.fourier_circuits import max_margin_network
-from feature_learning.training.loop import OptimConfig, steps_to_reach
+from feature_learning.training.loop import OptimConfig
 
 
 def test_margins_by_definition():

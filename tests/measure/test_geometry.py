@@ -22,11 +22,7 @@ from feature_learning.measure.geometry import (
 D = torch.float64
 
 
-def gen(seed=0):
-    return torch.Generator().manual_seed(seed)
-
-
-def test_cosines():
+def test_cosines(gen):
     W = torch.randn(2, 5, 4, generator=gen(1), dtype=D)
     v = torch.randn(4, generator=gen(2), dtype=D)
     manual = torch.stack([torch.stack([torch.dot(w, v) / (w.norm() * v.norm()) for w in Wr]) for Wr in W])
@@ -44,7 +40,7 @@ def test_cosines():
     assert torch.allclose(C.diag(), torch.ones(5, dtype=D)) and torch.allclose(C, C.T)
 
 
-def test_classical_mds_recovers_euclidean_distances():
+def test_classical_mds_recovers_euclidean_distances(gen):
     points = torch.randn(12, 2, generator=gen(3), dtype=D)
     dist = torch.cdist(points, points)
     coords = classical_mds(dist, 2)

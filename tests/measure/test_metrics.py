@@ -18,11 +18,7 @@ from feature_learning.training.losses import hinge
 D = torch.float64
 
 
-def gen(seed=0):
-    return torch.Generator().manual_seed(seed)
-
-
-def test_sign_accuracy_counts_zero_as_wrong_and_agrees_with_the_former_accuracies():
+def test_sign_accuracy_counts_zero_as_wrong_and_agrees_with_the_former_accuracies(gen):
     scores = torch.tensor([[1.0, -2.0, 0.0, 3.0]], dtype=D)
     y = torch.tensor([[1.0, 1.0, 1.0, -1.0]], dtype=D)
     assert sign_accuracy(scores, y).tolist() == [0.25]
@@ -39,7 +35,7 @@ def test_sign_accuracy_counts_zero_as_wrong_and_agrees_with_the_former_accuracie
     assert torch.equal(risk(out, yn, hinge), torch.clamp(1 - yn * out, min=0).mean(-1))
 
 
-def test_margins_and_accuracy_by_brute_force():
+def test_margins_and_accuracy_by_brute_force(gen):
     logits = torch.randn(2, 6, 4, generator=gen(6), dtype=D)
     labels = torch.randint(0, 4, (6,), generator=gen(7))
     m, cw = margins(logits, labels), class_weighted_margins(logits, labels)

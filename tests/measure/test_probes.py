@@ -11,11 +11,7 @@ from feature_learning.measure.probes import logistic_probe, multiclass_probe, rm
 D = torch.float64
 
 
-def gen(seed=0):
-    return torch.Generator().manual_seed(seed)
-
-
-def _problem(B=2, n=150, k=3, seed=0):
+def _problem(gen, B=2, n=150, k=3, seed=0):
     F = torch.randn(B, n, k, generator=gen(seed), dtype=D) * torch.tensor([1.0, 3.0, 0.5], dtype=D)
     w = torch.tensor([1.0, -0.5, 2.0], dtype=D)
     noise = torch.randn(B, n, generator=gen(seed + 1), dtype=D)
@@ -24,8 +20,8 @@ def _problem(B=2, n=150, k=3, seed=0):
 
 
 @pytest.mark.parametrize("C", [0.05, 1.0, None])
-def test_newton_probe_reaches_the_scikit_learn_optimum(C):
-    F, y = _problem()
+def test_newton_probe_reaches_the_scikit_learn_optimum(gen, C):
+    F, y = _problem(gen)
     out = logistic_probe(F, y, F, y, C)
     for b in range(2):
         clf = LogisticRegression(C=1.0 if C is None else C, l1_ratio=0.0, tol=1e-12, max_iter=100_000)
@@ -37,9 +33,9 @@ def test_newton_probe_reaches_the_scikit_learn_optimum(C):
         assert out["fit_accuracy"][b].item() == pytest.approx(clf.score(F[b].numpy(), y[b].numpy()))
 
 
-def test_probes_of_a_batch_are_independent_and_standardize_is_a_change_of_units():
-    F, y = _problem(seed=3)
-    Fe, ye = _problem(seed=7)
+def test_probes_of_a_batch_are_independent_and_standardize_is_a_change_of_units(gen):
+    F, y = _problem(gen, seed=3)
+    Fe, ye = _problem(gen, seed=7)
     both = logistic_probe(F, y, Fe, ye, 1.0, iterations=20)
     for b in range(2):
         alone = logistic_probe(F[b:b + 1], y[b:b + 1], Fe[b:b + 1], ye[b:b + 1], 1.0, iterations=20)
@@ -55,7 +51,7 @@ def test_probes_of_a_batch_are_independent_and_standardize_is_a_change_of_units(
     assert torch.equal(raw["accuracy"], scaled["accuracy"])
 
 
-def test_rms_normalize():
+def test_rms_normalize(gen):
     F = torch.randn(3, 20, 4, generator=gen(9), dtype=D) * 7.0
     Ff, Fe = rms_normalize(F, 2 * F)
     assert torch.allclose(Ff.pow(2).mean((-1, -2)), torch.ones(3, dtype=D))

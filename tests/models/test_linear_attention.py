@@ -4,7 +4,8 @@ import math
 
 import torch
 
-from feature_learning.data.in_context import gaussian_design, icl_regression_prompts, random_orthogonal
+from feature_learning.data.bases import random_orthogonal
+from feature_learning.data.in_context import gaussian_design, icl_regression_prompts
 from feature_learning.models.linear_attention import (
     gd_construction,
     gd_iterates,
@@ -21,11 +22,7 @@ from feature_learning.models.linear_attention import (
 from feature_learning.theory import looped
 
 
-def gen(s=0):
-    return torch.Generator().manual_seed(s)
-
-
-def test_lsa_full_weights_equal_reduced_form():
+def test_lsa_full_weights_equal_reduced_form(gen):
     d, N = 3, 10
     lam = torch.tensor([2.0, 1.0, 0.5], dtype=torch.float64)
     Q = random_orthogonal(d, gen())
@@ -38,7 +35,7 @@ def test_lsa_full_weights_equal_reduced_form():
     assert torch.allclose(full, red, atol=1e-12)
 
 
-def test_population_loss_monte_carlo_and_gradient():
+def test_population_loss_monte_carlo_and_gradient(gen):
     d, N = 3, 8
     lam = torch.tensor([1.5, 1.0, 0.3], dtype=torch.float64)
     Q = random_orthogonal(d, gen())
@@ -55,7 +52,7 @@ def test_population_loss_monte_carlo_and_gradient():
     assert torch.allclose(U1.grad[0], closed, atol=1e-10)
 
 
-def test_diagonal_parity_heads_equal_the_general_heads():
+def test_diagonal_parity_heads_equal_the_general_heads(gen):
     V = torch.randn(8, 6, generator=gen(0), dtype=torch.float64)
     a = torch.tensor([-1.0, -1.0, 1.0, -1.0, -1.0, 1.0], dtype=torch.float64)
     s = torch.randn(5, 8, generator=gen(1), dtype=torch.float64)
@@ -63,7 +60,7 @@ def test_diagonal_parity_heads_equal_the_general_heads():
     assert torch.allclose(parity_heads(s, xq, torch.diag_embed(V.T), a), parity_heads_diagonal(s, xq, V, a))
 
 
-def test_looped_transformer_is_gd_and_query_rows_agree():
+def test_looped_transformer_is_gd_and_query_rows_agree(gen):
     X, y, theta = gaussian_design(8, 12, 3, gen())
     alpha = torch.randn(8, generator=gen(1), dtype=torch.float64)
     Q, P = gd_construction(3)
@@ -80,7 +77,7 @@ def test_looped_transformer_is_gd_and_query_rows_agree():
     assert torch.allclose(full, fast, atol=1e-10)
 
 
-def test_looped_transformer_error_matches_the_eigenbasis_closed_form():
+def test_looped_transformer_error_matches_the_eigenbasis_closed_form(gen):
     X, y, theta = gaussian_design(5, 16, 4, gen())
     alpha = torch.full((5,), 1.5, dtype=torch.float64)
     L = torch.linalg.eigvalsh(X.transpose(1, 2) @ X)[:, -1]

@@ -29,10 +29,6 @@ from feature_learning.models.two_layer import (
 D = torch.float64
 
 
-def gen(seed=0):
-    return torch.Generator().manual_seed(seed)
-
-
 # -- the former models/two_layer.py (commit a433a57), verbatim: the new module replaced it at the same path ---------
 def _old_fixed_output(replicas, width, d0, *, d_ambient, generator, dtype=torch.float32, d_out=None):
     W = torch.randn(replicas, width, d0, generator=generator, dtype=dtype) / math.sqrt(d_ambient)
@@ -62,7 +58,7 @@ def _old_forward(W, b, a, c, x, activation):
 
 # -- initialisations: the same numbers as the functions they replace -------------------------------------------------
 @pytest.mark.parametrize("d_out", [None, 3])
-def test_fixed_output_and_torch_default_reproduce_the_former_two_layer_module(d_out):
+def test_fixed_output_and_torch_default_reproduce_the_former_two_layer_module(gen, d_out):
     for dtype in (torch.float32, D):
         net = init_fixed_output(2, 6, 9, d_ambient=24, d_out=d_out, generator=gen(1), dtype=dtype)
         W, a = _old_fixed_output(2, 9, 6, d_ambient=24, d_out=d_out, generator=gen(1), dtype=dtype)
@@ -78,7 +74,7 @@ def test_fixed_output_and_torch_default_reproduce_the_former_two_layer_module(d_
         assert len(net.parameters()) == 4 and all(t.requires_grad for t in net.parameters())
 
 
-def test_torch_default_without_bias_is_uniform_in_the_fan_in_bounds():
+def test_torch_default_without_bias_is_uniform_in_the_fan_in_bounds(gen):
     scale = 2.0**-7
     net = init_torch_default(3, 2, 5, scale=scale, bias=False, generator=gen(4), dtype=D)
     assert net.b is None and net.c is None and net.trained == ("W", "b", "a", "c")
@@ -93,7 +89,7 @@ def test_torch_default_without_bias_is_uniform_in_the_fan_in_bounds():
     assert W.abs().max() <= bound and abs(float(W.var()) - bound**2 / 3) < 0.02 * bound**2 / 3
 
 
-def test_symmetric_gaussian_draws_w_b_a_in_order_and_outputs_zero():
+def test_symmetric_gaussian_draws_w_b_a_in_order_and_outputs_zero(gen):
     kw = dict(sigma_w=0.5, sigma_b=0.1, sigma_a=1.0)
     for dtype in (D, torch.float32):
         net = init_symmetric_gaussian(2, 8, 12, generator=gen(5), dtype=dtype, **kw)
@@ -112,7 +108,7 @@ def test_symmetric_gaussian_draws_w_b_a_in_order_and_outputs_zero():
         init_symmetric_gaussian(1, 3, 7, generator=gen(), **kw)  # odd width
 
 
-def test_dissertation_symmetric_init_3_9_and_lemma_b71():
+def test_dissertation_symmetric_init_3_9_and_lemma_b71(gen):
     """(3.9): blocks (w, b, a), (-w, -b, -a), (w, b, -a), (-w, -b, a) with fixed biases. Lemma B.71: the output is
     0; after a step of weight decay 1/eta (which erases the init), w_i = -w_{i+2m}; and w_i = w_{i+m} when
     E[y x] = 0 (data closed under x -> -x with the same label)."""
@@ -135,7 +131,7 @@ def test_dissertation_symmetric_init_3_9_and_lemma_b71():
     assert w1[:, :m].abs().max() > 1e-3  # not trivially zero
 
 
-def test_balanced_aligned_and_lecun_reproduce_their_sources():
+def test_balanced_aligned_and_lecun_reproduce_their_sources(gen):
     net = init_balanced(3, 2, 7, scale=0.25, generator=gen(10))
     assert torch.allclose(net.W.norm(dim=-1), torch.full((3, 7), 0.25, dtype=D), atol=1e-15)
     assert torch.equal(net.a.abs(), torch.full((3, 7), 0.25, dtype=D)) and net.trained == ("W", "a")
@@ -159,7 +155,7 @@ def test_balanced_aligned_and_lecun_reproduce_their_sources():
 
 
 # -- the network ------------------------------------------------------------------------------------------------------
-def test_forward_is_the_sum_over_units():
+def test_forward_is_the_sum_over_units(gen):
     p = init_symmetric_gaussian(2, 6, 8, sigma_w=0.7, sigma_b=0.2, sigma_a=1.0, generator=gen(13))
     net = TwoLayerNet(W=p.W, a=p.a + 0.1, b=p.b, activation="trunc_relu", noise_std=0.05)  # a non-zero output
     x = torch.randn(2, 20, 6, generator=gen(14), dtype=D)
@@ -174,7 +170,7 @@ def test_forward_is_the_sum_over_units():
     assert torch.allclose(net(X), manual, rtol=1e-13, atol=1e-15)
 
 
-def test_smoothed_truncated_relu_is_the_noise_average_and_its_derivative():
+def test_smoothed_truncated_relu_is_the_noise_average_and_its_derivative(gen):
     z = torch.linspace(-0.5, 1.5, 41, dtype=D)
     xi = 0.2 * torch.randn(400_000, 1, generator=gen(17), dtype=D)
     assert torch.allclose(smoothed_trunc_relu(z, 0.2), trunc_relu(z[None, :] + xi).mean(0), atol=3e-3)
@@ -207,7 +203,7 @@ def test_validation_and_parameter_groups():
     assert torch.equal(zeros_like(net).W, torch.zeros_like(W))
 
 
-def test_square_activation_and_replicated_inputs():
+def test_square_activation_and_replicated_inputs(gen):
     net = init_lecun(2, 3, 4, d_out=2, generator=gen(18))
     x = torch.randn(2, 5, 3, generator=gen(19), dtype=D)
     pre = torch.einsum("rnd,rmd->rnm", x, net.W) + net.b[:, None, :]
@@ -217,7 +213,7 @@ def test_square_activation_and_replicated_inputs():
 
 # -- functions of the network ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("with_bias", [False, True])
-def test_logistic_gradients_match_autograd(with_bias):
+def test_logistic_gradients_match_autograd(gen, with_bias):
     if with_bias:
         net = init_torch_default(3, 4, 6, generator=gen(20), dtype=D)
     else:
@@ -234,7 +230,7 @@ def test_logistic_gradients_match_autograd(with_bias):
         assert torch.allclose(grads[name], g, atol=1e-14), name
 
 
-def test_logistic_gradients_need_a_relu_network_with_a_scalar_output():
+def test_logistic_gradients_need_a_relu_network_with_a_scalar_output(gen):
     net = init_torch_default(2, 2, 7, bias=False, activation="tanh", generator=gen(23), dtype=D)
     X = torch.randn(30, 2, generator=gen(24), dtype=D)
     y = torch.sign(torch.randn(30, generator=gen(25), dtype=D))
@@ -242,7 +238,7 @@ def test_logistic_gradients_need_a_relu_network_with_a_scalar_output():
         logistic_loss_and_grads(net, X, y)
 
 
-def test_ntk_model_is_the_linearisation_of_the_network():
+def test_ntk_model_is_the_linearisation_of_the_network(gen):
     p = init_symmetric_gaussian(1, 6, 10, sigma_w=0.3, sigma_b=0.05, sigma_a=1.0, generator=gen(26))
     init = TwoLayerNet(W=p.W.detach(), a=p.a.detach(), b=p.b.detach(), activation="trunc_relu")
     delta = TwoLayerNet(*(1e-6 * torch.randn(t.shape, generator=gen(27), dtype=D) for t in (p.W, p.a)),
@@ -265,7 +261,7 @@ def test_ntk_model_is_the_linearisation_of_the_network():
         assert torch.allclose(ntk_forward(net, direction, x), fd, atol=1e-8)
 
 
-def test_normalized_margin_is_the_formula_and_scale_invariant():
+def test_normalized_margin_is_the_formula_and_scale_invariant(gen):
     net = init_balanced(2, 2, 4, scale=0.5, generator=gen(33))
     X = torch.randn(12, 2, generator=gen(34), dtype=D)
     y = torch.sign(torch.randn(12, generator=gen(35), dtype=D))
@@ -277,7 +273,7 @@ def test_normalized_margin_is_the_formula_and_scale_invariant():
     assert torch.allclose(normalized_margin(scaled, X, y), ref, rtol=1e-13, atol=0)
 
 
-def test_pad_width_and_cat_replicas():
+def test_pad_width_and_cat_replicas(gen):
     net = init_torch_default(2, 3, 4, bias=True, generator=gen(36), dtype=D)
     wide = pad_width(net, 7)
     X = torch.randn(9, 3, generator=gen(37), dtype=D)
@@ -290,7 +286,7 @@ def test_pad_width_and_cat_replicas():
 
 
 # -- dissertation ch. 3: the four-block symmetric initialisation (3.9) ----------------------------------------------
-def test_four_blocks_output_zero_and_structure():
+def test_four_blocks_output_zero_and_structure(gen):
     from feature_learning.models.two_layer import init_symmetric_damian, init_symmetric_sign, symmetric_four_blocks
 
     net = init_symmetric_gaussian(3, 5, 8, sigma_w=1.0, sigma_a=1.0, bias=-0.7, blocks=4, activation="relu",
@@ -308,7 +304,7 @@ def test_four_blocks_output_zero_and_structure():
     assert (dam.b == 0).all() and abs(float(dam.W.detach().pow(2).sum(-1).mean()) - 1) < 0.02
 
 
-def test_fixed_output_init_is_eq_2_of_zhang_et_al():
+def test_fixed_output_init_is_eq_2_of_zhang_et_al(gen):
     """w_k ~ N(0, I/d) (in the feature coordinates), a_k uniform on {-1/m, +1/m} and fixed: only W is trained."""
     net = init_fixed_output(4, 30, 500, d_ambient=120, generator=gen(9))
     assert net.W.shape == (4, 500, 30) and torch.all(net.a.abs() == 1 / 500)

@@ -1,16 +1,19 @@
 """The chapter notebooks themselves: stored clean, parametrised, and all executed by this test run.
 
-`make test` executes every notebook of the table of contents at the `ci` profile (feature_learning.book.execute, the
+`make test` executes every notebook of the table of contents at the `ci` profile (feature_learning.build.execute, the
 executor of `make book` too) before these tests run, and names the folder of those executions in BOOK_EXECUTED.
 """
 
+import ast
+import dataclasses
+import importlib
 import json
 import os
 from pathlib import Path
 
 import pytest
 
-from feature_learning.book.notebooks import cells_with_outputs, parameters_cell, toc_files, toc_notebooks
+from feature_learning.build.notebooks import cells_with_outputs, parameters_cell, toc_files, toc_notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = toc_notebooks(ROOT)
@@ -78,3 +81,125 @@ def test_myst_roles_are_well_formed(notebook):
     prose = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
     assert not re.findall(r"\{[a-z][a-z:-]*`", prose), re.findall(r".{20}\{[a-z][a-z:-]*`.{20}", prose)
     assert "{glue:math}`" not in prose
+
+
+
+# CONTRIBUTING's rules for the code a reader sees ("The notebook"): no function defined in a notebook, no code cell
+# over MAX_CELL_LINES lines (non-blank, non-comment; the parameters cell aside), and one alias for the ledger and the
+# sizes, the statement `ledger, size = chapter.ledger, chapter.size` (no other name for them or for a part of the
+# sizes, no `chapter.ledger.` spelling).
+MAX_CELL_LINES = 25
+THE_ALIAS = "ledger, size = (chapter.ledger, chapter.size)"  # as ast.unparse writes it
+
+
+def code_cells(notebook: Path) -> list[tuple[int, dict, str]]:
+    """(index, cell, source) of every code cell, IPython magics and shell lines blanked so that ``ast`` parses it."""
+    cells = json.loads(notebook.read_text())["cells"]
+    out = []
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] == "code":
+            lines = "".join(cell["source"]).split("\n")
+            out.append((i, cell, "\n".join("" if line.lstrip()[:1] in ("%", "!") else line for line in lines)))
+    return out
+
+
+def defined_functions(source: str) -> list[str]:
+    return [n.name for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def code_lines(source: str) -> int:
+    return sum(1 for line in source.split("\n") if line.strip() and not line.lstrip().startswith("#"))
+
+
+def attribute_path(node) -> list[str] | None:
+    """``chapter.size.xor`` -> ["chapter", "size", "xor"]; None for anything but a name and its attributes."""
+    path = []
+    while isinstance(node, ast.Attribute):
+        path.insert(0, node.attr)
+        node = node.value
+    return [node.id, *path] if isinstance(node, ast.Name) else None
+
+
+def alias_violations(source: str, sizes=None) -> list[str]:
+    """Every other name for the ledger, the sizes or a part of the sizes, and every `chapter.ledger.<x>`.
+
+    A part of the sizes is a name bound to `chapter.size.<path>`, or to `size.<path>` where that path of ``sizes``
+    (the chapter's `ci` sizes) is itself a dataclass (`p = size.population`); a number read from the sizes
+    (`k = size.margin.k`) is no alias."""
+
+    def is_part(path):
+        if path[:2] in (["chapter", "ledger"], ["chapter", "size"]):
+            return True
+        if path[0] != "size" or len(path) < 2 or sizes is None:
+            return False
+        value = sizes
+        for attr in path[1:]:
+            value = getattr(value, attr, None)
+        return dataclasses.is_dataclass(value)
+
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and attribute_path(node.value) == ["chapter", "ledger"]:
+            out.append(f"chapter.ledger.{node.attr}")
+        if not isinstance(node, ast.Assign) or ast.unparse(node) == THE_ALIAS:
+            continue
+        for target in node.targets:
+            pairs = (zip(target.elts, node.value.elts, strict=False) if isinstance(target, ast.Tuple)
+                     and isinstance(node.value, ast.Tuple) else [(target, node.value)])
+            for name, value in pairs:
+                path = attribute_path(value)
+                if path and is_part(path):
+                    out.append(f"{ast.unparse(name)} = {'.'.join(path)}")
+    return out
+
+
+def chapter_sizes(notebook: Path):
+    """The chapter's `ci` sizes (``SIZES["ci"]`` of its experiment module), or None."""
+    try:
+        module = importlib.import_module(f"feature_learning.experiments.{notebook.stem}")
+    except ModuleNotFoundError:
+        return None
+    return getattr(module, "SIZES", {}).get("ci")
+
+
+@dataclasses.dataclass
+class _Part:
+    n: int = 3
+
+
+@dataclasses.dataclass
+class _Sizes:
+    part: _Part = dataclasses.field(default_factory=_Part)
+
+
+def test_the_notebook_rule_checks_see_what_they_forbid():
+    assert defined_functions("x = 1\nif x:\n    def f():\n        pass\n") == ["f"]
+    assert code_lines("a = 1\n\n# note\n  # indented note\nb = 2  # trailing\n") == 2
+    ok = "ledger, size = chapter.ledger, chapter.size\nchapter.size.steps\nn = size.part.n\nrun(chapter.size)\n"
+    assert alias_violations(ok, _Sizes()) == []
+    bad = ("L, s = chapter.ledger, chapter.size\nc = chapter.ledger\nchapter.ledger.holds(1)\n"
+           "size, ledger = chapter.size, chapter.ledger\np = size.part\nx = chapter.size.part\n")
+    assert sorted(alias_violations(bad, _Sizes())) == sorted([
+        "L = chapter.ledger", "s = chapter.size", "c = chapter.ledger", "size = chapter.size",
+        "ledger = chapter.ledger", "p = size.part", "x = chapter.size.part", "chapter.ledger.holds"])
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=str)
+def test_no_function_is_defined_in_a_notebook(notebook):
+    found = {i: names for i, _, source in code_cells(ROOT / notebook) if (names := defined_functions(source))}
+    assert not found, f"{notebook} defines functions (cell index: names): {found}"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=str)
+def test_no_code_cell_is_over_the_limit(notebook):
+    long = {i: n for i, cell, source in code_cells(ROOT / notebook)
+            if "parameters" not in cell.get("metadata", {}).get("tags", [])
+            and (n := code_lines(source)) > MAX_CELL_LINES}
+    assert not long, f"{notebook}: code cells over {MAX_CELL_LINES} lines (cell index: lines): {long}"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=str)
+def test_ledger_and_sizes_have_one_alias(notebook):
+    sizes = chapter_sizes(notebook)
+    found = {i: v for i, _, source in code_cells(ROOT / notebook) if (v := alias_violations(source, sizes))}
+    assert not found, f"{notebook}: write `ledger, size = chapter.ledger, chapter.size` (cell index: uses): {found}"

@@ -19,10 +19,6 @@ def close_figures():
     plt.close("all")
 
 
-def gen(seed: int = 0) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
-
-
 def test_neuron_rows_draws_a_signal_and_a_spectrum_per_neuron():
     p = 7
     a = torch.arange(p, dtype=torch.float64)
@@ -35,21 +31,21 @@ def test_neuron_rows_draws_a_signal_and_a_spectrum_per_neuron():
     assert sum(bars) == pytest.approx(1.0) and int(np.argmax(bars)) == 1  # frequency 1 carries the power
 
 
-def test_neuron_trajectories_one_panel_per_neuron_and_blank_cells_off():
+def test_neuron_trajectories_one_panel_per_neuron_and_blank_cells_off(gen):
     t = torch.arange(5)
     fig = neurons.neuron_trajectories(t, torch.randn(5, 7, generator=gen()), torch.randn(5, 7, generator=gen(1)))
     visible = [ax for ax in fig.axes if ax.axison]
     assert len(fig.axes) == 10 and len(visible) == 7 and visible[-1].get_title() == "neuron 7"
 
 
-def test_scales_and_angles_has_a_log_scale_row_and_an_angle_row_per_window():
+def test_scales_and_angles_has_a_log_scale_row_and_an_angle_row_per_window(gen):
     epochs = torch.arange(1, 11)
     scales, angles = torch.rand(10, 3, generator=gen()) + 0.1, torch.rand(10, 3, generator=gen(1))
     fig = neurons.scales_and_angles(epochs, scales, angles, [(1, 5), (5, 10)], ["a", "b", "c"])
     assert len(fig.axes) == 4 and fig.axes[0].get_yscale() == "log" and fig.axes[0].get_title() == "epochs 1-5"
 
 
-def test_angle_vs_relative_scale_marks_the_extrema():
+def test_angle_vs_relative_scale_marks_the_extrema(gen):
     m = 6
     panel = {"epoch": torch.arange(4), "scale": torch.rand(4, 2, generator=gen()), "widths": [8, 16],
              "angle": torch.rand(m, generator=gen()), "rel": torch.rand(m, generator=gen()),
@@ -60,21 +56,21 @@ def test_angle_vs_relative_scale_marks_the_extrema():
     assert sum(1 for line in fig.axes[1].get_lines() if line.get_linestyle() == "--") == 2
 
 
-def test_mds_panels_embeds_units_and_marks():
+def test_mds_panels_embeds_units_and_marks(gen):
     W = torch.randn(12, 5, generator=gen())
     fig = neurons.mds_panels([[{"title": "init", "W": W, "marks": [("D", torch.ones(5), "red")]}]])
     (ax,) = fig.axes
     assert ax.get_title() == "init" and len(ax.collections) == 2  # the units and the star
 
 
-def test_cosine_histograms_share_the_unit_interval_and_sum_to_one():
+def test_cosine_histograms_share_the_unit_interval_and_sum_to_one(gen):
     fig = neurons.cosine_histograms({"init": {"all": torch.rand(50, generator=gen())},
                                      "step 1": {"all": torch.rand(50, generator=gen(1))}})
     assert len(fig.axes) == 2 and fig.axes[0].get_xlim()[1] >= 1.0
     assert sum(p.get_height() for p in fig.axes[0].patches) == pytest.approx(1.0)
 
 
-def test_frequency_and_power_three_panels():
+def test_frequency_and_power_three_panels(gen):
     fig = spectra.frequency_and_power(torch.tensor([0, 3, 2, 1]), torch.rand(10, generator=gen()),
                                       torch.rand(10, generator=gen(1)), title="k = 2")
     assert [ax.get_title() for ax in fig.axes] == ["(a) frequency coverage", "(b) at initialisation", "(c) trained"]
@@ -89,7 +85,7 @@ def test_heatmap_panels_share_a_colour_scale_and_show_the_mean():
     assert fig.axes[0].images[0].get_clim() == fig.axes[1].images[0].get_clim() == (0.0, 1.0)
 
 
-def test_linear_boundaries_draw_each_line_including_a_vertical_one():
+def test_linear_boundaries_draw_each_line_including_a_vertical_one(gen):
     x = torch.randn(40, 2, generator=gen())
     y = torch.where(x[:, 0] > 0, 1, -1)
     fig = boundaries.linear_boundaries_2d([{"title": "ERM", "x": x, "y": y,
@@ -100,7 +96,7 @@ def test_linear_boundaries_draw_each_line_including_a_vertical_one():
     assert {"ERM", "vertical", "y=+1", "y=-1"} == set(labels)
 
 
-def test_attention_heads_and_position_rows():
+def test_attention_heads_and_position_rows(gen):
     p = 5
     fig = attention.attention_heads(torch.randn(2, p, p, generator=gen()), title="t")
     assert len(fig.axes) == 4 and fig.axes[1].get_title() == "2-D power spectrum"

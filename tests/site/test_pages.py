@@ -8,7 +8,7 @@ from urllib.parse import urlparse
 import pytest
 
 from feature_learning.book.claims import KINDS
-from feature_learning.book.notebooks import toc_files, toc_notebooks
+from feature_learning.build.notebooks import toc_files, toc_notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = toc_notebooks(ROOT)
@@ -151,7 +151,7 @@ def test_report_has_every_claim_and_counts_per_kind(page, site_url, site_ledgers
 def test_a_chapter_prints_to_a_pdf_with_typeset_math(page, site_dir, tmp_path):
     """What `make pdf` does for the single-page book, on one chapter page of this site (in the test session's
     Chromium: a second Playwright cannot start inside pytest-playwright's event loop)."""
-    from feature_learning.book.pdf import print_page
+    from feature_learning.build.pdf import print_page
 
     out = print_page(page, site_dir / CHAPTERS[0].with_suffix(".html"), tmp_path / "chapter.pdf")
     data = out.read_bytes()

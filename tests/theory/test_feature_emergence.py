@@ -14,10 +14,6 @@ from feature_learning.theory import feature_emergence as th
 half = sp.Rational(1, 2)
 
 
-def gen(seed=0):
-    return torch.Generator().manual_seed(seed)
-
-
 def test_mixture_constants_and_the_experiment_numbers():
     pos, gamma, ephi = th.mixture_constants(5, p=th.p_o)
     assert sp.simplify(pos - half) == 0 and sp.simplify(gamma - (1 - th.p_o) / 2) == 0 and ephi == half
@@ -26,7 +22,7 @@ def test_mixture_constants_and_the_experiment_numbers():
     assert th.sq_query_bound(100, 5).evalf() == pytest.approx(211.1, abs=0.1)
 
 
-def test_best_threshold_accuracy_against_a_sample():
+def test_best_threshold_accuracy_against_a_sample(gen):
     task = SparseCodingTask(d=10, D=10, k=5, P=parity_set(5), p_o=0.5)
     A = torch.arange(5)
     phi = task.sample_patterns(400_000, A, gen(1))
@@ -46,7 +42,7 @@ def test_lemma5_networks_as_truncated_relus_at_every_count():
             assert value == pytest.approx(1.0 if S in case.P else -1.0, abs=1e-12)
 
 
-def test_second_step_moments_against_a_resampled_sample():
+def test_second_step_moments_against_a_resampled_sample(gen):
     """||g||^2, the trace of Cov(alpha y phi_A) orthogonal to g and E[alpha^2], from a class-resampled sample of the
     parity mixture (k = 3), against the enumeration."""
     k, rho = 3, sp.Rational(4, 5)
@@ -68,7 +64,7 @@ def test_second_step_moments_against_a_resampled_sample():
     assert sp.simplify(th.weighted_second_moment(rho) - mom["alpha_sq"]) == 0
 
 
-def test_second_step_cosine_sd_against_monte_carlo():
+def test_second_step_cosine_sd_against_monte_carlo(gen):
     """cos = (1 + |eps_perp|^2/|g|^2)^(-1/2) with a Gaussian background of dof coordinates of variance v/n."""
     n_val, dof, v, g_sq = 400, 40, 0.5, 0.2
     mean = float(th.second_step_cosine_general(g_sq, dof * v, n_val))
@@ -84,7 +80,7 @@ def test_mixture_cosine_closed_form_at_the_source_sizes():
     assert cos == pytest.approx(direct, rel=1e-12) and 0 < sd < 1e-3
 
 
-def test_interval_constants_against_scipy_and_a_sample():
+def test_interval_constants_against_scipy_and_a_sample(gen):
     exact = th.interval_constants(30, 20, sp.Rational(2, 3))
     assert float(exact["pos_rate"]) == pytest.approx(stats.binom.sf(19, 30, 2 / 3), rel=1e-12)
     task = SparseCodingTask(d=40, D=40, k=30, P=interval_set(20, 30), law="bernoulli", p_o=0.5, p_in=2 / 3)
@@ -96,7 +92,7 @@ def test_interval_constants_against_scipy_and_a_sample():
     assert float(th.interval_constants(30, 20, half)["gamma"]) == pytest.approx(0.01865, abs=1e-5)
 
 
-def test_expected_max_normal_against_a_sample():
+def test_expected_max_normal_against_a_sample(gen):
     mean, sd = th.expected_max_normal(300)
     draws = torch.randn(20_000, 300, generator=gen(5), dtype=torch.float64).max(1).values
     assert mean == pytest.approx(draws.mean().item(), abs=0.02) and sd == pytest.approx(draws.std().item(), rel=0.05)

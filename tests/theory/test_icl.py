@@ -9,20 +9,16 @@ import sympy as sp
 import torch
 from scipy.optimize import minimize
 
+from feature_learning.data.bases import random_orthogonal
 from feature_learning.data.in_context import (
     icl_regression_prompts,
     parity_population_features,
     parity_task_sets,
-    random_orthogonal,
 )
 from feature_learning.models.linear_attention import lsa_population_loss, reduced_lsa_predict
 from feature_learning.theory import icl
 
 LAM = torch.tensor([2.0, 1.0, 0.5, 0.25], dtype=torch.float64)
-
-
-def gen(s=0):
-    return torch.Generator().manual_seed(s)
 
 
 def test_fourth_moment_and_the_constant_of_lemma_5_1():
@@ -32,7 +28,7 @@ def test_fourth_moment_and_the_constant_of_lemma_5_1():
     assert sp.simplify(derived - tilde - sum(lams) / 2) == 0
 
 
-def test_eigenbasis_loss_equals_lemma_5_1_in_torch():
+def test_eigenbasis_loss_equals_lemma_5_1_in_torch(gen):
     """SymPy's F (d=3) at random numbers = the torch population loss minus tr(Lam)/2 at U = V, Lam = D; and the
     rotation invariance of step 1 at d=5 in float64."""
     e = icl.eigenbasis_loss(3)
@@ -68,7 +64,7 @@ def test_completed_square_and_the_stationary_diagonal():
     assert sp.simplify(opt["v_star"] - N_ / ((N_ + 1) * lam + trD)) == 0
 
 
-def test_rank_r_optimum_beats_random_rank_r_matrices_and_other_subsets():
+def test_rank_r_optimum_beats_random_rank_r_matrices_and_other_subsets(gen):
     Q = random_orthogonal(4, gen())
     Lam, N = Q @ torch.diag(LAM) @ Q.T, 16
     ones = torch.ones(1, dtype=torch.float64)
@@ -90,7 +86,7 @@ def test_rank_r_optimum_beats_random_rank_r_matrices_and_other_subsets():
             assert loss >= L_r - 1e-12 and (keep == tuple(range(r))) == bool(abs(loss - L_r) < 1e-12)
 
 
-def test_eval_risk_monte_carlo_with_noise_and_flips():
+def test_eval_risk_monte_carlo_with_noise_and_flips(gen):
     d, N, M = 3, 32, 8
     lam = torch.tensor([1.5, 1.0, 0.3], dtype=torch.float64)
     Q = random_orthogonal(d, gen())

@@ -15,10 +15,6 @@ from feature_learning.theory import simplicity_bias as theory
 D = torch.float64
 
 
-def gen(seed=0):
-    return torch.Generator().manual_seed(seed)
-
-
 def test_logistic_constants_against_a_numerical_grid():
     lc = theory.logistic_constants()
     z = np.linspace(-40, 40, 800001)
@@ -32,7 +28,7 @@ def test_logistic_constants_against_a_numerical_grid():
     assert np.allclose(f(z[::1000]), d2[::1000], atol=1e-15)
 
 
-def test_smoothed_relu_profile_against_monte_carlo_and_its_joins_numerically():
+def test_smoothed_relu_profile_against_monte_carlo_and_its_joins_numerically(gen):
     q3 = theory.smoothed_relu_profile(3)
     g = gen(3)
     z = torch.randn(400000, 3, generator=g, dtype=D)
@@ -140,7 +136,7 @@ def test_prop_5_7_numbers_are_the_notes():
     assert abs(float(c.margin_bound) - 4.6768) < 1e-4
 
 
-def test_domino_rates_against_monte_carlo_on_noise_free_dominoes():
+def test_domino_rates_against_monte_carlo_on_noise_free_dominoes(gen):
     rates = theory.domino_rates()
     mu = 0.45
     X, y = simple_plus_complex_data(400000, mu_simple=mu, sigma_simple=0.0, sigma_complex=0.0, d_noise=0,

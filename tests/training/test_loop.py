@@ -3,12 +3,10 @@ replicas independently, freezes a group with lr 0, and logs where it is asked to
 
 import dataclasses
 import io
-import math
 
 import pytest
 import torch
 
-from feature_learning.measure import metrics
 from feature_learning.models.two_layer import (
     TwoLayerNet,
     init_symmetric_gaussian,
@@ -29,20 +27,16 @@ from feature_learning.training.losses import hinge, logistic
 D = torch.float64
 
 
-def gen(seed=0):
-    return torch.Generator().manual_seed(seed)
-
-
-def _sparse_problem(R=2, n=40, d=6, seed=0):
+def _sparse_problem(gen, R=2, n=40, d=6, seed=0):
     x = torch.randn(R, n, d, generator=gen(seed), dtype=D)
     y = torch.sign(x[..., 0] + 0.3 * x[..., 1])
     return x, y
 
 
-def test_gd_with_groups_is_a_hand_written_loop_bit_for_bit():
+def test_gd_with_groups_is_a_hand_written_loop_bit_for_bit(gen):
     """(a) per-group step sizes, weight decay 2 lambda on W and a (none on b): w <- (1 - 2 eta lambda) w - eta g,
     against the loop written out (mini-batches drawn with replacement by the same generator)."""
-    x, y = _sparse_problem()
+    x, y = _sparse_problem(gen)
     start = init_symmetric_gaussian(2, 6, 10, sigma_w=0.5, sigma_b=0.1, sigma_a=0.5, generator=gen(1), dtype=D)
     eta_w, eta_b, eta_a, lam, steps = 0.2, 0.05, 0.7, 0.03, 9
 
@@ -63,20 +57,20 @@ def test_gd_with_groups_is_a_hand_written_loop_bit_for_bit():
         return hinge(net(x[:, idx]), y[:, idx]).mean(-1).sum()
 
     groups = net.param_groups(lr={"W": eta_w, "b": eta_b, "a": eta_a}, weight_decay={"W": 2 * lam, "a": 2 * lam})
-    train(groups, loss_fn, OptimConfig(steps, 1.0, optimizer="gd", warmup=0))
+    train(groups, loss_fn, OptimConfig(steps, 1.0, optimizer="gd"))
     assert torch.equal(net.W, hand.W) and torch.equal(net.b, hand.b) and torch.equal(net.a, hand.a)
 
 
-def test_sgd_weight_decay_is_the_penalty_lambda_norm_squared():
+def test_sgd_weight_decay_is_the_penalty_lambda_norm_squared(gen):
     """torch's SGD with weight decay 2 lambda makes the same step as gd, up to rounding (it fuses the products)."""
-    x, y = _sparse_problem(seed=3)
+    x, y = _sparse_problem(gen, seed=3)
     start = init_torch_default(2, 6, 5, generator=gen(4), dtype=D)
     out = {}
     for optimizer in ("sgd", "gd"):
         net = start.detached()
         train(net.param_groups(lr={"a": 0.3}, weight_decay={"W": 0.1, "b": 0.0, "a": 0.1, "c": 0.0}),
               lambda step, net=net: logistic(net(x), y).mean(-1).sum(),
-              OptimConfig(5, 0.2, optimizer=optimizer, warmup=0))
+              OptimConfig(5, 0.2, optimizer=optimizer))
         out[optimizer] = net
     for name in ("W", "b", "a", "c"):
         assert torch.allclose(getattr(out["sgd"], name), getattr(out["gd"], name), rtol=1e-13, atol=1e-15)
@@ -84,11 +78,11 @@ def test_sgd_weight_decay_is_the_penalty_lambda_norm_squared():
     net = start.detached()
     (gW,) = torch.autograd.grad(logistic(net(x), y).mean(-1).sum(), [net.W])
     train(net.param_groups(weight_decay={"W": 0.1}), lambda s: logistic(net(x), y).mean(-1).sum(),
-          OptimConfig(1, 0.2, optimizer="gd", warmup=0))
+          OptimConfig(1, 0.2, optimizer="gd"))
     assert torch.equal(net.W, (1 - 0.2 * 0.1) * start.W.detach() - 0.2 * gW)
 
 
-def test_analytic_gradients_reproduce_gradient_descent_bit_for_bit():
+def test_analytic_gradients_reproduce_gradient_descent_bit_for_bit(gen):
     """(b) grad_fn on the bias-free ReLU net, an epoch-dependent step size and snapshots at chosen epochs, against
     the hand-written loop of the former ``training.gradient_descent`` (same operations, same order)."""
     start = init_torch_default(2, 2, 6, scale=0.5, bias=False, trained=("W", "a"), generator=gen(5), dtype=D)
@@ -117,7 +111,7 @@ def test_analytic_gradients_reproduce_gradient_descent_bit_for_bit():
     def log_fn(step):
         return {"loss": logistic_loss_and_grads(net, X, y)[0], "W": net.W.clone(), "a": net.a.clone()}
 
-    hist = train(net.parameters(), None, OptimConfig(30, 1.0, optimizer="gd", warmup=0, schedule=rate),
+    hist = train(net.parameters(), None, OptimConfig(30, 1.0, optimizer="gd", schedule=rate),
                  grad_fn=grad_fn, log_every=10, log_at=(7, 30), log_fn=log_fn)
     assert hist["step"].tolist() == [0, 7, 10, 20, 30]
     assert torch.equal(net.W, ref.W) and torch.equal(net.a, ref.a)
@@ -125,9 +119,9 @@ def test_analytic_gradients_reproduce_gradient_descent_bit_for_bit():
         assert torch.equal(hist["loss"][i], ref_loss[epoch]) and torch.equal(hist["W"][i], ref_W[epoch])
 
 
-def test_replicas_train_independently():
+def test_replicas_train_independently(gen):
     """(c) three replicas trained together with AdamW end where each one trained alone ends."""
-    x, y = _sparse_problem(R=3, seed=7)
+    x, y = _sparse_problem(gen, R=3, seed=7)
     start = init_torch_default(3, 6, 8, generator=gen(8), dtype=D)
     cfg = OptimConfig(12, 0.05, weight_decay=0.01)
     net = start.detached()
@@ -143,9 +137,9 @@ def test_replicas_train_independently():
 
 
 @pytest.mark.parametrize("optimizer", ["adamw", "sgd", "gd"])
-def test_a_group_with_lr_zero_is_frozen(optimizer):
+def test_a_group_with_lr_zero_is_frozen(gen, optimizer):
     """(d) lr 0 freezes a group, also under weight decay (decoupled or not)."""
-    x, y = _sparse_problem(seed=9)
+    x, y = _sparse_problem(gen, seed=9)
     net = init_torch_default(2, 6, 5, generator=gen(10), dtype=D)
     W0, a0 = net.W.detach().clone(), net.a.detach().clone()
     train(net.param_groups(lr={"W": 0.0}), lambda s: logistic(net(x), y).mean(-1).sum(),
@@ -164,13 +158,13 @@ def test_schedules_and_warmup():
         OptimConfig(3, 1.0, schedule="linear")
     # the factor reaches the optimiser: one parameter, gradient 1, gd: w_T = -sum_t factor(t)
     w = torch.zeros(1, requires_grad=True)
-    train([w], lambda s: w.sum(), OptimConfig(5, 0.5, optimizer="gd", warmup=0, schedule=lambda s: s + 1))
+    train([w], lambda s: w.sum(), OptimConfig(5, 0.5, optimizer="gd", schedule=lambda s: s + 1))
     assert w.item() == pytest.approx(-0.5 * (1 + 2 + 3 + 4 + 5))
 
 
 def test_logging_steps_and_argument_checks():
     w = torch.zeros(1, requires_grad=True)
-    hist = train([w], lambda s: w.sum(), OptimConfig(10, 0.1, optimizer="gd", warmup=0), log_every=4,
+    hist = train([w], lambda s: w.sum(), OptimConfig(10, 0.1, optimizer="gd"), log_every=4,
                  log_at=[1, 10], log_fn=lambda s: {"w": w.clone()})
     assert hist["step"].tolist() == [0, 1, 4, 8, 10]
     assert hist["w"][:, 0].tolist() == pytest.approx([0.0, -0.1, -0.4, -0.8, -1.0])
@@ -188,12 +182,12 @@ def test_logging_steps_and_argument_checks():
 
 def test_stop_ends_the_loop_and_records_the_last_step():
     w = torch.zeros(1, requires_grad=True)
-    hist = train([w], lambda s: w.sum(), OptimConfig(100, 0.1, optimizer="gd", warmup=0), log_every=4,
+    hist = train([w], lambda s: w.sum(), OptimConfig(100, 0.1, optimizer="gd"), log_every=4,
                  log_fn=lambda s: {"w": w.clone()}, stop=lambda done: w.item() <= -0.55)
     assert hist["step"].tolist() == [0, 4, 6] and hist["w"][-1, 0].item() == pytest.approx(-0.6)
 
 
-def test_samplers():
+def test_samplers(gen):
     idx = torch.arange(10)
     batch = minibatches(idx, 4, gen(11))
     first_epoch = torch.cat([batch(0), batch(1)])
@@ -206,7 +200,7 @@ def test_samplers():
     assert batches_with_replacement(5, 7, gen())(0).shape == (5,)
 
 
-def test_fresh_batches_is_the_mean_over_the_batch_summed_over_replicas():
+def test_fresh_batches_is_the_mean_over_the_batch_summed_over_replicas(gen):
     net = init_torch_default(2, 3, 4, generator=gen(13), dtype=D)
     data = [(torch.randn(2, 6, 3, generator=gen(14 + s), dtype=D), torch.sign(torch.randn(2, 6, generator=gen(20 + s),
              dtype=D))) for s in range(2)]
@@ -226,18 +220,18 @@ def test_progress_is_quiet_unless_asked(monkeypatch, capsys):
     stream = io.StringIO()
     monkeypatch.setattr(loop.sys, "stderr", stream)
     w = torch.zeros(1, requires_grad=True)
-    train([w], lambda s: w.sum(), OptimConfig(3, 0.1, warmup=0), progress=True, description="demo")
+    train([w], lambda s: w.sum(), OptimConfig(3, 0.1), progress=True, description="demo")
     assert "demo: step 3/3 (100%)" in stream.getvalue() and stream.getvalue().endswith("\n")
     stream.truncate(0)
-    train([w], lambda s: w.sum(), OptimConfig(3, 0.1, warmup=0))
+    train([w], lambda s: w.sum(), OptimConfig(3, 0.1))
     assert stream.getvalue() == ""
 
 
-def test_steps_to_reach_is_importable_from_the_loop():
-    assert loop.steps_to_reach is metrics.steps_to_reach
-    curve = torch.tensor([[0.1, 0.0], [0.6, 0.2], [0.9, 0.3]])
-    out = metrics.steps_to_reach(curve, torch.tensor([0, 10, 20]), 0.5)
-    assert out[0] == 10 and math.isinf(out[1])
+def test_defaults_are_pytorchs():
+    """No warm-up and AdamW's own betas unless a chapter writes its source's values out."""
+    cfg = OptimConfig(3, 0.1)
+    assert cfg.warmup == 0 and cfg.lr_factor(0) == 1.0
+    assert cfg.betas == torch.optim.AdamW([torch.zeros(1, requires_grad=True)]).defaults["betas"]
 
 
 def test_progress_shows_in_an_interactive_kernel_only(monkeypatch):

@@ -17,10 +17,6 @@ from feature_learning.training.losses import (
 D = torch.float64
 
 
-def gen(seed=0):
-    return torch.Generator().manual_seed(seed)
-
-
 def test_binary_losses_by_definition():
     h = torch.tensor([[2.0, 0.5, -1.0, 0.0]], dtype=D)
     y = torch.tensor([[1.0, 1.0, 1.0, -1.0]], dtype=D)
@@ -30,7 +26,7 @@ def test_binary_losses_by_definition():
     assert logistic(torch.tensor([800.0], dtype=D), torch.tensor([-1.0], dtype=D)).item() == pytest.approx(800.0)
 
 
-def test_hinges_in_prediction_target_order_by_their_formulas():
+def test_hinges_in_prediction_target_order_by_their_formulas(gen):
     out = torch.randn(3, 50, generator=gen(1), dtype=D)
     y = torch.where(torch.rand(3, 50, generator=gen(2)) < 0.2, 1.0, -1.0).to(D)
     assert torch.equal(hinge(out, y), torch.clamp(1 - y * out, min=0))
@@ -52,7 +48,7 @@ def test_weighted_hinge_weighs_the_classes_equally():
     assert weighted_hinge(torch.zeros(1, 20, dtype=D), y).mean().item() == pytest.approx(1.0)
 
 
-def test_cross_entropy_and_squared_error():
+def test_cross_entropy_and_squared_error(gen):
     logits = torch.randn(2, 5, 4, generator=gen(3), dtype=D)
     labels = torch.randint(0, 4, (2, 5), generator=gen(4))
     ce = cross_entropy(logits, labels)

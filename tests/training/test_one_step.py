@@ -11,11 +11,7 @@ from feature_learning.training.losses import hinge, squared
 from feature_learning.training.one_step import erasing_step, second_layer_gd
 
 
-def gen(seed=0):
-    return torch.Generator().manual_seed(seed)
-
-
-def net_and_data():
+def net_and_data(gen):
     net = init_symmetric_gaussian(2, 6, 16, sigma_w=1.0, sigma_a=0.7, bias=-0.5, blocks=4, activation="relu",
                                   trained=("W", "a"), generator=gen(1))
     x = torch.randn(2, 300, 6, generator=gen(2), dtype=torch.float64)
@@ -23,8 +19,8 @@ def net_and_data():
     return net, x, y
 
 
-def test_erasing_step_is_minus_eta_gradient():
-    net, x, y = net_and_data()
+def test_erasing_step_is_minus_eta_gradient(gen):
+    net, x, y = net_and_data(gen)
     eta = torch.tensor([0.3, 1.7], dtype=torch.float64)
     new, grads = erasing_step(net, x, y, eta, hinge)
     W, a = net.W.detach().clone().requires_grad_(), net.a.detach().clone().requires_grad_()
@@ -39,13 +35,13 @@ def test_erasing_step_is_minus_eta_gradient():
     assert torch.allclose(new.W, eta[:, None, None] * net.a[..., None] * G, atol=1e-14)
 
 
-def test_erasing_step_of_one_group_keeps_the_other():
-    net, x, y = net_and_data()
+def test_erasing_step_of_one_group_keeps_the_other(gen):
+    net, x, y = net_and_data(gen)
     new, grads = erasing_step(net, x, y.double(), 2.0, squared, groups=("W",))
     assert set(grads) == {"W"} and torch.equal(new.a, net.a) and torch.equal(new.W, -2.0 * grads["W"])
 
 
-def test_second_layer_gd_matches_autograd_steps_and_keeps_the_best_iterate():
+def test_second_layer_gd_matches_autograd_steps_and_keeps_the_best_iterate(gen):
     F = torch.rand(3, 40, 5, generator=gen(3), dtype=torch.float64)
     y = torch.sign(torch.randn(3, 40, generator=gen(4), dtype=torch.float64))
     lr = torch.tensor([0.1, 0.2, 0.05], dtype=torch.float64)
@@ -66,7 +62,7 @@ def test_second_layer_gd_matches_autograd_steps_and_keeps_the_best_iterate():
     assert torch.allclose(history["best_loss"], losses.min(0).values, atol=1e-12)
 
 
-def test_second_layer_gd_squared_loss_converges_to_least_squares():
+def test_second_layer_gd_squared_loss_converges_to_least_squares(gen):
     F = torch.randn(1, 200, 4, generator=gen(5), dtype=torch.float64)
     target = F[0] @ torch.tensor([1.0, -2.0, 0.5, 0.0], dtype=torch.float64)
     a, _ = second_layer_gd(F, target[None], torch.zeros(1, 4, dtype=torch.float64), steps=2000, lr=0.2,

@@ -1,1 +1,3 @@
-"""Book machinery: run profiles, reproduction claims, display helpers and the Sphinx report extension."""
+"""The chapter runtime, what a chapter notebook and an experiment module import: ``chapter`` (``open_chapter``),
+``claims`` (the ledger), ``profiles`` (sizes per profile, random streams) and ``display``. The build tooling is
+:mod:`feature_learning.build`."""

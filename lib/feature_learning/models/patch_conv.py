@@ -72,10 +72,6 @@ class PatchConvNet:
         """F (R, N, C)."""
         return self._live(X)[0]
 
-    def neuron_outputs(self, X: torch.Tensor) -> torch.Tensor:
-        """Each neuron's pooled output sum_p relu(<w, x_p> + b): (R, N, C, m)."""
-        return torch.relu(self.preactivation(X)).sum(dim=2)
-
     def _live(self, X: torch.Tensor):
         """F and the activations of the neurons that fire somewhere in the batch (in any replica): most neurons of
         a thresholded network are silent, so the ReLU, the pooling and the backward pass run on those only.

@@ -79,6 +79,6 @@ def train_bias_schedule(net: PatchConvNet, sample: Callable[[int], tuple[torch.T
         cache.pop(step, None)
         return grad_W, grad_b
 
-    config = OptimConfig(steps=steps, lr=lr, optimizer="gd", warmup=0)
+    config = OptimConfig(steps=steps, lr=lr, optimizer="gd")
     return train(net.parameters(), None, config, log_at=log_at, log_fn=log_fn, grad_fn=grad_fn, progress=progress,
                  description=description)

@@ -23,8 +23,6 @@ from collections.abc import Callable, Iterable, Sequence
 
 import torch
 
-from feature_learning.measure.metrics import steps_to_reach  # noqa: F401  (kept importable from here)
-
 GROUP_KEYS = {"params", "lr", "weight_decay", "name"}
 
 
@@ -39,8 +37,8 @@ class OptimConfig:
     lr: float
     optimizer: str = "adamw"  # "adamw", "sgd" or "gd"
     weight_decay: float = 0.0
-    betas: tuple[float, float] = (0.9, 0.98)  # the source's AdamW betas (dissertation C.10.1)
-    warmup: int = 10
+    betas: tuple[float, float] = (0.9, 0.999)  # PyTorch's; a chapter writes its source's values out
+    warmup: int = 0  # steps of linear warm-up
     schedule: str | Callable[[int], float] = "constant"
     clip_norm: float | None = None  # clip the global gradient norm to this value before each step
 
@@ -259,7 +257,7 @@ def minibatches(indices: torch.Tensor, batch_size: int, generator: torch.Generat
 def batches_with_replacement(n: int, batch_size: int, generator: torch.Generator,
                              device=None) -> Callable[[int], torch.Tensor]:
     """Step -> ``min(batch_size, n)`` indices drawn uniformly from 0..n-1 with replacement, one ``randint`` per
-    step (the sampler of the former ``training.truncated_relu`` trainers)."""
+    step (the sampler of the feature-emergence recipes)."""
     size = (min(batch_size, n),)
     return lambda step: torch.randint(0, n, size, generator=generator).to(device)
 

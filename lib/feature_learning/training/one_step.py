@@ -83,7 +83,7 @@ def second_layer_gd(features: torch.Tensor, y: torch.Tensor, a: torch.Tensor, *,
         best_loss.copy_(torch.where(better, current, best_loss))
         return [-(Ft @ slope(f, y).unsqueeze(-1)).squeeze(-1) / n * scale]
 
-    history = train([a], None, OptimConfig(steps=steps, lr=top, optimizer="gd", warmup=0), grad_fn=grad,
+    history = train([a], None, OptimConfig(steps=steps, lr=top, optimizer="gd"), grad_fn=grad,
                     log_at=log_at, log_fn=None if log_fn is None else (lambda step: log_fn(step, a)))
     f = (features @ a.unsqueeze(-1)).squeeze(-1)  # the last iterate is a candidate too
     current = value(f, y).mean(-1)

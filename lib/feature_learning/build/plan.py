@@ -1,6 +1,6 @@
 """A plan before the spend (``make plan``): each chapter's ``full`` time and memory, predicted on the present device.
 
-``python -m feature_learning.book.plan [--chapters a b ...] [--steps 2] [--device auto] [--limit 600]``
+``python -m feature_learning.build.plan [--chapters a b ...] [--steps 2] [--device auto] [--limit 600]``
 
 For each chapter it builds the ``full`` sizes and runs the chapter's experiments (the calls its notebook makes, in
 order) twice, with every step count (training steps, epochs, iterations: the fields listed in ``STEP_FIELDS``) cut to
@@ -261,7 +261,7 @@ def predict(first: dict, second: dict) -> dict:
 
 def plan_chapter(chapter: str, steps: int, device: str, limit: float, max_memory_gb: float | None) -> dict:
     """Both probes of one chapter in a child process (its own peak memory), within ``limit`` seconds."""
-    cmd = [sys.executable, "-m", "feature_learning.book.plan", "--child", chapter, "--steps", str(steps),
+    cmd = [sys.executable, "-m", "feature_learning.build.plan", "--child", chapter, "--steps", str(steps),
            "--device", device] + (["--max-memory-gb", str(max_memory_gb)] if max_memory_gb else [])
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)

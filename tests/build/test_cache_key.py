@@ -1,6 +1,6 @@
 """The book's execution cache is cleared when anything that can change a chapter's numbers changes."""
 
-from feature_learning.book.cache_key import KEY_FILE, evict_if_stale, inputs
+from feature_learning.build.cache_key import KEY_FILE, evict_if_stale, inputs
 
 
 def _lib(tmp_path):

@@ -1,4 +1,4 @@
-"""The executor of `make book` and `make test` (feature_learning.book.execute), on tiny synthetic notebooks."""
+"""The executor of `make book` and `make test` (feature_learning.build.execute), on tiny synthetic notebooks."""
 
 import io
 import json
@@ -9,7 +9,7 @@ import nbformat
 import pytest
 import yaml
 
-from feature_learning.book.execute import (
+from feature_learning.build.execute import (
     RECORDS,
     Task,
     carry_prose,
@@ -20,7 +20,7 @@ from feature_learning.book.execute import (
     tasks_for,
     thread_environment,
 )
-from feature_learning.book.site import _drop_from_toc, tree_digest
+from feature_learning.build.site import _drop_from_toc, tree_digest
 
 ROOT = Path(__file__).resolve().parents[2]
 INPUTS = {"library": "abc", "torch": "2.13.0", "device": "cpu"}
@@ -199,18 +199,18 @@ def _recipe(makefile: str, target: str) -> str:
 def test_make_book_and_make_test_execute_the_chapters_with_the_same_executor():
     makefile = (ROOT / "Makefile").read_text()
     executor = re.search(r"^EXECUTE\s*:=\s*(.+)$", makefile, re.M).group(1)
-    assert executor.strip() == "$(BIN)/python -m feature_learning.book.execute run"
+    assert executor.strip() == "$(BIN)/python -m feature_learning.build.execute run"
     book, test = _recipe(makefile, "book"), _recipe(makefile, "test")
     for recipe in (book, test):
         assert "$(EXECUTE) --profile" in recipe
-        assert "feature_learning.book.site build" in recipe or "$(MAKE) --no-print-directory site" in recipe
+        assert "feature_learning.build.site build" in recipe or "$(MAKE) --no-print-directory site" in recipe
         assert "jupyter-book build . " not in recipe, "no chapter executes inside the Sphinx build"
     assert "--profile ci" in test and "--profile $(BOOK_PROFILE)" in book
     assert "nbval" not in test, "the chapters execute once, through the executor"
 
 
 def test_carry_prose_takes_the_sources_cell_tags_with_the_executed_outputs():
-    from feature_learning.book.execute import carry_prose
+    from feature_learning.build.execute import carry_prose
 
     source = {"cells": [{"cell_type": "markdown", "source": "new prose", "metadata": {}},
                         {"cell_type": "code", "source": "x = 1", "metadata": {"tags": ["hide-input"]}}]}

@@ -1,4 +1,4 @@
-"""Staging the book from notebooks executed elsewhere (feature_learning.book.site)."""
+"""Staging the book from notebooks executed elsewhere (feature_learning.build.site)."""
 
 import json
 
@@ -6,7 +6,7 @@ import nbformat
 import pytest
 import yaml
 
-from feature_learning.book.site import StagingError, stage
+from feature_learning.build.site import StagingError, stage
 
 TOC = {"format": "jb-book", "root": "book/intro", "chapters": [{"file": "book/ch/demo"}]}
 
@@ -69,7 +69,7 @@ def test_unexecuted_or_missing_notebooks_and_ledgers_are_refused(root, tmp_path)
 def test_a_sweep_run_that_crashed_is_staged_and_listed_not_fatal(root, tmp_path):
     """A chapter that stopped before writing its ledger (say, a CUDA error) does not withhold the rest of the book:
     its notebook is staged as it stopped and its record goes to _claims/failed/ for the report."""
-    from feature_learning.book.sphinx_report import failed_nodes, failed_runs, staged_summary
+    from feature_learning.build.sphinx_report import failed_nodes, failed_runs, staged_summary
 
     sweep = tmp_path / "sweep"
     _notebook(sweep / "demo" / "seed0.ipynb", executed=True)
@@ -88,7 +88,7 @@ def test_a_sweep_run_that_crashed_is_staged_and_listed_not_fatal(root, tmp_path)
 
 
 def test_build_skips_an_unchanged_site_and_rebuilds_a_changed_one(root, tmp_path, capsys):
-    from feature_learning.book.site import build
+    from feature_learning.build.site import build
 
     run = tmp_path / "run"
     _notebook(run / "book" / "ch" / "demo.ipynb", executed=True)

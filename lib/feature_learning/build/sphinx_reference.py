@@ -1,8 +1,8 @@
 """Sphinx extension: the book's "Library reference" page, generated from the package itself.
 
 The directive ``library-reference`` walks the package ``feature_learning`` and documents every module with autodoc, one
-section per sub-package in the order of the package's layers (data, models, training, measure, theory, plotting,
-experiments, the book's machinery). With an argument (``.. library-reference:: models``) it documents one sub-package:
+section per sub-package (data, models, training, inference, measure, theory, plotting, experiments, the chapter
+runtime, the build tooling). With an argument (``.. library-reference:: models``) it documents one sub-package:
 the book has one page per layer (``book/reference/<layer>.md``). A module added or removed is picked up by the next
 build: the pages cannot fall out of step with the code.
 """
@@ -27,7 +27,8 @@ SECTIONS = (
     ("theory", "Theory (closed forms and SymPy)"),
     ("plotting", "Figures"),
     ("experiments", "Experiments (one module per chapter)"),
-    ("book", "The book's machinery"),
+    ("book", "The chapter runtime"),
+    ("build", "The build tooling"),
 )
 
 

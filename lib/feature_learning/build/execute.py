@@ -1,10 +1,10 @@
 """Execute the book's chapter notebooks several at a time, one thread each, into a cache of executed copies.
 
 ``make book`` and ``make test`` both execute the chapters through this module (then build the HTML book from the
-executed copies with execution off, :mod:`feature_learning.book.site`)::
+executed copies with execution off, :mod:`feature_learning.build.site`)::
 
-    python -m feature_learning.book.execute run --profile book --out _build/executed/book [--chapters a b]
-    python -m feature_learning.book.execute status --out _build/executed/book
+    python -m feature_learning.build.execute run --profile book --out _build/executed/book [--chapters a b]
+    python -m feature_learning.build.execute status --out _build/executed/book
 
 ``run`` executes each notebook of the table of contents (or the ``--chapters`` named) with papermill at the profile,
 in a pool of ``--workers`` processes (default: one per usable core), each kernel with one OpenMP/MKL/torch thread
@@ -17,7 +17,7 @@ It writes, under ``--out``:
 * ``_execution/<chapter>.json``: the record: cache key, code hash, parameters, status, seconds, error.
 
 A chapter is skipped (a cache hit) when its record says it succeeded under the same cache key
-(:mod:`feature_learning.book.cache_key`: the library's source, ``pyproject.toml``, the package versions, the device
+(:mod:`feature_learning.build.cache_key`: the library's source, ``pyproject.toml``, the package versions, the device
 class), the same hash of its code cells and the same parameters, and its executed copy and ledger are there. A prose
 edit is then carried into the executed copy without executing anything. A failed chapter is always re-executed.
 
@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 
 from feature_learning.book.claims import project_root
-from feature_learning.book.notebooks import toc_notebooks
+from feature_learning.build.notebooks import toc_notebooks
 
 RECORDS = "_execution"
 CLAIMS = "_claims"
@@ -226,7 +226,7 @@ def _finish(task: Task, result: dict, key: str, inputs: dict, hashed: str, metho
 def execute(tasks: list[Task], workers: int | None = None, inputs: dict | None = None, force: bool = False,
             heartbeat: float = 60.0, history: Path | None = None, stream=None) -> list[dict]:
     """Execute ``tasks`` (skipping cache hits unless ``force``), ``workers`` at a time; return one record each."""
-    from feature_learning.book import cache_key
+    from feature_learning.build import cache_key
 
     inputs = inputs if inputs is not None else cache_key.inputs(project=project_root())
     key = cache_key.key(inputs)

@@ -1,8 +1,8 @@
 """CUDA smoke test (``make test-cuda``): every chapter at the ``ci`` profile with ``device=cuda``, several at a time.
 
-``python -m feature_learning.book.cuda_smoke [--jobs 4] [--out _build/cuda-smoke] [--chapters a b ...]``
+``python -m feature_learning.build.cuda_smoke [--jobs 4] [--out _build/cuda-smoke] [--chapters a b ...]``
 
-Each chapter runs as ``python -m feature_learning.book.seeds run --profile ci --seed 0 --device cuda`` (papermill),
+Each chapter runs as ``python -m feature_learning.build.seeds run --profile ci --seed 0 --device cuda`` (papermill),
 its record and executed notebook in ``--out``; the command prints one line per chapter (status, seconds, claims) and
 exits 1 if any chapter crashed or failed a claim. Where ``torch.cuda.is_available()`` is false it runs nothing, says
 so and exits 0: the CPU-only CI skips it, and a GPU machine runs it before any ``full`` run.
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from feature_learning.book.seeds import ACCEPTED
+from feature_learning.build.seeds import ACCEPTED
 
 SKIP_MESSAGE = ("test-cuda: SKIPPED, no CUDA device here (torch.cuda.is_available() is False); no chapter ran. "
                 "Run it on a machine with a GPU.")
@@ -36,7 +36,7 @@ def run_chapter(notebook: Path, out: Path, root: Path, threads: int) -> dict:
     """One chapter at ci on CUDA in its own process; its record (see ``seeds.run_one``) plus the wall time."""
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "feature_learning.book.seeds", "run", "--notebook", str(notebook),
+    proc = subprocess.run([sys.executable, "-m", "feature_learning.build.seeds", "run", "--notebook", str(notebook),
                            "--profile", "ci", "--seed", "0", "--out", str(out), "--device", "cuda"],
                           cwd=root, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - start
@@ -69,7 +69,7 @@ def report(records: list[dict]) -> tuple[str, bool]:
 
 def main(argv: list[str] | None = None, available: Callable[[], bool] = cuda_available) -> int:
     from feature_learning.book.claims import project_root
-    from feature_learning.book.notebooks import toc_notebooks
+    from feature_learning.build.notebooks import toc_notebooks
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=4, help="chapters at a time on the GPU")

@@ -3,7 +3,7 @@
 import pkgutil
 
 import feature_learning
-from feature_learning.book.sphinx_reference import SECTIONS, modules
+from feature_learning.build.sphinx_reference import SECTIONS, modules
 
 
 def test_every_module_is_in_a_section():
@@ -18,7 +18,7 @@ def test_every_module_is_in_a_section():
 def test_docstring_bars_and_trailing_underscores_are_escaped():
     from docutils.core import publish_doctree
 
-    from feature_learning.book.sphinx_reference import escape_docstring_markup
+    from feature_learning.build.sphinx_reference import escape_docstring_markup
 
     lines = ["the rates (rho_+ + rho_-)/2, |x| and q_ alone; x_i and ``keep`` stay"]
     escape_docstring_markup(None, "function", "f", None, {}, lines)
@@ -31,7 +31,7 @@ def test_docstring_bars_and_trailing_underscores_are_escaped():
 def test_every_layer_has_a_reference_page_listed_in_the_toc():
     from pathlib import Path
 
-    from feature_learning.book.notebooks import toc_files
+    from feature_learning.build.notebooks import toc_files
 
     root = Path(__file__).resolve().parents[2]
     files = toc_files(root)

@@ -4,7 +4,7 @@ import importlib
 
 import pytest
 
-from feature_learning.book import plan
+from feature_learning.build import plan
 
 
 @pytest.mark.parametrize("chapter", sorted(plan.STEP_FIELDS))

@@ -1,7 +1,7 @@
 from docutils import nodes
 from docutils.utils import new_document
 
-from feature_learning.book.sphinx_html import _alt_text_from_captions, _remove_injected_parameters
+from feature_learning.build.sphinx_html import _alt_text_from_captions, _remove_injected_parameters
 
 
 def _doc():

@@ -1,6 +1,6 @@
 """Build the HTML book from notebooks executed elsewhere (no second execution).
 
-``python -m feature_learning.book.site stage --from DIR --out _build/site`` copies the book's sources
+``python -m feature_learning.build.site stage --from DIR --out _build/site`` copies the book's sources
 (``_config.yml``, ``_toc.yml``, ``book/``) into ``--out``, replaces every chapter notebook by its executed copy from
 ``DIR`` and switches execution off, so that ``jupyter-book build`` renders exactly those runs. Their claims ledgers
 are gathered into ``<out>/_claims/`` for the reproduction report (set ``BOOK_CLAIMS_DIR`` to it for the build).
@@ -15,10 +15,10 @@ are gathered into ``<out>/_claims/`` for the reproduction report (set ``BOOK_CLA
   ``<out>/_claims/failed/``: the reproduction report names it, and the other chapters build. The sweep's own
   ``DIR/summary.json`` goes to ``<out>/_claims/sweep/`` for the report's robustness table.
 
-``python -m feature_learning.book.site build --from DIR --out _build/site [--html-root .]`` stages, then runs
+``python -m feature_learning.build.site build --from DIR --out _build/site [--html-root .]`` stages, then runs
 ``jupyter-book build`` on the staged folder (the HTML lands in ``<html-root>/_build/html``, default ``<out>``), unless
 nothing changed since its last successful build: the staged files, the library's source and the package versions
-(:mod:`feature_learning.book.cache_key`) are hashed, and an unchanged rebuild only says so. ``--partial`` leaves out
+(:mod:`feature_learning.build.cache_key`) are hashed, and an unchanged rebuild only says so. ``--partial`` leaves out
 of the staged table of contents the chapters ``DIR`` holds no executed copy of (``make book CHAPTERS=...``); such a
 partial book is built without ``-W``, since the prose links to the chapters left out.
 """
@@ -37,7 +37,7 @@ from pathlib import Path
 import yaml
 
 from feature_learning.book.claims import project_root
-from feature_learning.book.notebooks import toc_notebooks
+from feature_learning.build.notebooks import toc_notebooks
 
 SOURCES = ("_config.yml", "_toc.yml", "_static", "book")
 BUILT_STAMP = ".built.json"
@@ -166,7 +166,7 @@ def build(from_dir: Path, out: Path, claims: Path | None = None, seed: int = 0, 
           partial: bool = False, root: Path | None = None, jupyter_book: str | None = None) -> int:
     """Stage ``from_dir`` into ``out`` and build its HTML (strict) into ``<html_root>/_build/html``, unless the staged
     sources, library and package versions are those of the last successful build there. Returns the exit status."""
-    from feature_learning.book import cache_key
+    from feature_learning.build import cache_key
 
     root = root or project_root()
     out = Path(out).resolve()

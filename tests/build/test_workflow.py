@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from feature_learning.book.notebooks import toc_notebooks
+from feature_learning.build.notebooks import toc_notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,9 +1,9 @@
 """The book's notebooks: which ones the table of contents lists, and preparing them for a run at a profile.
 
-``python -m feature_learning.book.notebooks prepare --profile ci --out _build/ci`` writes a copy of every chapter
+``python -m feature_learning.build.notebooks prepare --profile ci --out _build/ci`` writes a copy of every chapter
 notebook with papermill's parameters injected (``prepare_only``: nothing executes), for running them in another
-harness (nbval, say). ``make book`` and ``make test`` execute the chapters through :mod:`feature_learning.book.execute`,
-which injects the parameters itself.
+harness (nbval, say). ``make book`` and ``make test`` execute the chapters through
+:mod:`feature_learning.build.execute`, which injects the parameters itself.
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ from feature_learning.book.claims import (
     source_tally,
     tally,
 )
-from feature_learning.book.notebooks import toc_notebooks
-from feature_learning.book.seeds import load_full_runs, load_summary
+from feature_learning.build.notebooks import toc_notebooks
+from feature_learning.build.seeds import load_full_runs, load_summary
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ Sphinx extension computes a key over those inputs when the build starts and, if 
 filled under, clears the whole cache before anything executes (all chapters re-run: simpler than tracking which
 chapter imports what, and a library change is rare next to edits of prose).
 
-``make book`` and ``make test`` execute the chapters themselves (:mod:`feature_learning.book.execute`, which keys its
+``make book`` and ``make test`` execute the chapters themselves (:mod:`feature_learning.build.execute`, which keys its
 cache on :func:`inputs` too) and build the HTML with execution off. For that build this extension hands each executed
 notebook's record (its ``feature_learning.execution`` metadata: when, how long, whether it succeeded) to myst-nb, so
 that the execution statistics page (``{nb-exec-table}``) lists those runs.
@@ -88,7 +88,7 @@ def _builder_inited(app):
 
 
 def exec_data(notebook: dict) -> dict | None:
-    """myst-nb's execution record for a notebook executed by :mod:`feature_learning.book.execute`, else None."""
+    """myst-nb's execution record for a notebook executed by :mod:`feature_learning.build.execute`, else None."""
     import datetime as _dt
 
     record = notebook.get("metadata", {}).get("feature_learning", {}).get("execution")

@@ -1,6 +1,6 @@
 """Print the single-page HTML book to PDF with Chromium (offline), after MathJax has typeset every equation.
 
-``python -m feature_learning.book.pdf _build/singlehtml _build/pdf/book.pdf`` (``make pdf`` builds the single page
+``python -m feature_learning.build.pdf _build/singlehtml _build/pdf/book.pdf`` (``make pdf`` builds the single page
 first; Jupyter Book's ``index.html`` there only redirects to the root document, which holds the whole book).
 Playwright drives its own Chromium when installed, else the system's ``chromium``.
 """

@@ -4,8 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from feature_learning.book import cuda_smoke
-from feature_learning.book.notebooks import toc_notebooks
+from feature_learning.build import cuda_smoke
+from feature_learning.build.notebooks import toc_notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,7 +26,7 @@ def test_make_test_cuda_on_this_machine_skips_or_runs():
 
     if torch.cuda.is_available():
         return  # a GPU machine runs the real smoke with `make test-cuda`
-    result = subprocess.run([sys.executable, "-m", "feature_learning.book.cuda_smoke"], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "feature_learning.build.cuda_smoke"], cwd=ROOT,
                             capture_output=True, text=True)
     assert result.returncode == 0 and cuda_smoke.SKIP_MESSAGE in result.stdout
 

@@ -2,11 +2,11 @@
 
 The Snakemake workflow ``workflow/Snakefile`` (``make seeds``) calls the two commands of this module:
 
-``python -m feature_learning.book.seeds run --notebook book/chapters/.../x.ipynb --profile ci --seed 3 --out DIR``
+``python -m feature_learning.build.seeds run --notebook book/chapters/.../x.ipynb --profile ci --seed 3 --out DIR``
     executes one chapter with papermill and writes ``DIR/x/seed3.json``: the chapter's claims ledger (if the
     notebook got as far as writing it), the run's exit status and, if it failed, the error's last line.
 
-``python -m feature_learning.book.seeds summarize DIR/*/seed*.json --out DIR/summary.json``
+``python -m feature_learning.build.seeds summarize DIR/*/seed*.json --out DIR/summary.json``
     gathers those records: for each chapter and claim id, each seed's status and measured value, and the share of
     seeds at which the claim's verdict is acceptable (*pass*, *not reproduced*, *inconclusive* or *not testable*), and
     the share of seeds at which its test passed (``pass_rate``: what an inconclusive claim's rate is).
