@@ -8,7 +8,8 @@
   copy) replaces it.
 * The cell that papermill injects into a notebook run at another profile (tag ``injected-parameters``) is removed
   from the page: the reader sees the chapter's own ``parameters`` cell, and the run's profile in the line that
-  opens the chapter.
+  opens the chapter (before sphinx-codeautolink, which links the names in code cells to the library reference,
+  reads the page's code blocks).
 * A glued figure's image gets its caption as alternative text (myst-nb leaves the file path).
 """
 
@@ -60,7 +61,8 @@ def _alt_text_from_captions(app, doctree, docname):
 
 
 def setup(app):
-    app.connect("doctree-read", _remove_injected_parameters)
+    # before sphinx-codeautolink reads the code blocks (priority 490): it must not look for the removed cell
+    app.connect("doctree-read", _remove_injected_parameters, priority=480)
     app.connect("doctree-resolved", _alt_text_from_captions)
     app.connect("html-page-context", _drop_repeated_scripts)
     app.connect("build-finished", _serve_executed_notebooks)

@@ -15,9 +15,13 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-COLUMN_INCHES = 6.65  # the book theme's content column, 665 px, at 100 dpi
+#: The book theme's content column in inches: 665 px at the 100 dpi of the book's figures.
+COLUMN_INCHES = 6.65
+#: The smallest font, in points at the shown size, that a figure may use.
 MIN_POINTS = 9.0
-TIGHT_PAD_INCHES = 0.1  # Matplotlib's savefig.pad_inches, the margin the notebook's tight crop keeps
+#: Matplotlib's ``savefig.pad_inches``: the margin the notebook's tight crop keeps around what a figure draws.
+TIGHT_PAD_INCHES = 0.1
+#: The key of a glued figure's output metadata under which ``glue_figure`` stores :func:`record`.
 METADATA_KEY = "feature_learning"
 
 
