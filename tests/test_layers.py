@@ -23,6 +23,8 @@ LAYERS = {
     "feature_learning.training.losses": 0,
     "feature_learning.measure.metrics": 0,
     "feature_learning.measure.statistics": 0,
+    # how a figure reads at the book's column: the book's glue_figure checks every figure with it
+    "feature_learning.plotting.legibility": 0,
     "feature_learning.data": 1,
     "feature_learning.models": 2,
     "feature_learning.inference": 3,
@@ -35,7 +37,8 @@ LAYERS = {
     "feature_learning.book.plan": 9,
 }
 # import nothing from the package
-PURE = {"feature_learning.training.losses", "feature_learning.measure.metrics", "feature_learning.measure.statistics"}
+PURE = {"feature_learning.training.losses", "feature_learning.measure.metrics", "feature_learning.measure.statistics",
+        "feature_learning.plotting.legibility"}
 
 # Upward imports that only re-export a moved function from a module the chapter ports will delete (with its
 # notebook import). Remove an entry when its module goes; the test fails while an entry is stale.
