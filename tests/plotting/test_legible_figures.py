@@ -136,8 +136,10 @@ def test_a_glued_figure_carries_its_legibility_and_the_notebook_check_reads_it(m
         {"output_type": "display_data", "data": {"application/papermill.record/image/png": "x"},
          "metadata": {"scrapbook": {"name": "x_bypass"}}},
         {"output_type": "display_data", "data": {"application/papermill.record/text/plain": "1"},
-         "metadata": {"scrapbook": {"name": "x_number"}}}]}]}
+         "metadata": {"scrapbook": {"name": "x_number"}}},
+        {"output_type": "display_data", "data": {"image/png": "x"}, "metadata": {}}]}]}
     found = legibility.notebook_problems(notebook)
     assert any(f.startswith("x_wide: ") and "the smallest 'a title too small' at" in f for f in found), found
-    assert any(f.startswith("x_bypass: glued without a legibility check") for f in found)
+    assert any(f.startswith("x_bypass: never checked") for f in found)
+    assert any(f.startswith("a figure shown by cell 1: never checked") for f in found) and len(found) == 3
     assert not any("x_number" in f for f in found)

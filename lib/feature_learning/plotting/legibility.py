@@ -77,19 +77,19 @@ def record(fig: Figure) -> dict:
 
 
 def notebook_problems(notebook: dict) -> list[str]:
-    """Every glued figure of an executed notebook (a dict as stored) that a reader cannot read, one line each, and
-    every glued figure without a legibility record (glued other than through ``glue_figure``, so never checked)."""
+    """Every figure of an executed notebook (a dict as stored) that a reader cannot read, one line each, and every
+    figure without a legibility record (shown by a cell, or glued other than through ``glue_figure``: never
+    checked)."""
     found = []
-    for cell in notebook.get("cells", []):
+    for number, cell in enumerate(notebook.get("cells", []), start=1):
         for out in cell.get("outputs", []):
             metadata = out.get("metadata", {})
-            name = metadata.get("scrapbook", {}).get("name")
-            if name is None or not any(key.endswith("image/png") or key.endswith("image/svg+xml")
-                                       for key in out.get("data", {})):
+            if not any(key.endswith("image/png") or key.endswith("image/svg+xml") for key in out.get("data", {})):
                 continue
+            name = metadata.get("scrapbook", {}).get("name") or f"a figure shown by cell {number}"
             checked = metadata.get(METADATA_KEY, {}).get("legibility")
             if checked is None:
-                found.append(f"{name}: glued without a legibility check (glue it with chapter.glue_figure)")
+                found.append(f"{name}: never checked for legibility (glue it with chapter.glue_figure)")
             elif checked["problems"]:
                 count = len(checked["problems"])
                 found.append(f"{name}: {count} text{'s' * (count > 1)} under {MIN_POINTS:g} pt at the shown size, "
