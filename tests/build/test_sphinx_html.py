@@ -31,3 +31,19 @@ def test_a_figures_image_takes_its_caption_as_alt_text():
     _alt_text_from_captions(None, doc, "page")
     assert [i["alt"] for i in doc.findall(nodes.image)] == ["Figure 8.1 reproduced: error against loops.",
                                                            "a chosen description"]
+
+
+def test_alt_text_reads_a_captions_math_as_plain_text():
+    from feature_learning.book.sphinx_html import tex_to_text
+
+    doc = _doc()
+    figure = nodes.figure()
+    figure += nodes.image(uri="x.png", alt="x.png")
+    caption = nodes.caption()
+    caption += [nodes.Text("Figure 2 for "), nodes.math(text=r"\alpha=\pi/2"), nodes.Text(": "),
+                nodes.math(text=r"\mathbb E_{\mathbf x|y}\langle\mathbf w_k,\mathbf x\rangle"), nodes.Text(".")]
+    figure += caption
+    doc += figure
+    _alt_text_from_captions(None, doc, "page")
+    assert next(doc.findall(nodes.image))["alt"] == "Figure 2 for α=π/2: E_x|y⟨w_k,x⟩."
+    assert tex_to_text(r"\|v_k\|\,\left(a\right)") == "|v_k| (a)" and tex_to_text(r"\sqrt{2}") == "sqrt 2"

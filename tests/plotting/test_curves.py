@@ -56,7 +56,7 @@ def test_guides_scales_ticks_legend_and_twin():
 
 
 def test_a_grid_turns_off_the_empty_cells_and_bad_arguments_are_named():
-    fig = plot_panels([[Panel([Curve(X, X)]), Panel([Curve(X, X)])], [Panel(image=np.eye(3))]])
+    fig = plot_panels([[Panel([Curve(X, X)]), Panel([Curve(X, X)])], [Panel(image=np.eye(3))]], width=3.2)
     assert [ax.axison for ax in fig.axes[:4]] == [True, True, True, False]
     with pytest.raises(ValueError, match="spread"):
         Curve(X, X, spread="minmax")

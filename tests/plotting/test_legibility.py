@@ -2,6 +2,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
 
 from feature_learning.plotting import legibility  # noqa: E402
 
@@ -10,9 +11,10 @@ def test_a_figure_wider_than_the_column_shrinks_its_fonts():
     fig, ax = plt.subplots(figsize=(2 * legibility.COLUMN_INCHES, 3))
     ax.set_title("title", fontsize=12)
     ax.set_xlabel("x", fontsize=12)
-    assert legibility.shown_scale(fig) == 0.5
+    fig.tight_layout()  # the notebook saves what the figure draws: with tight_layout, about its whole width
+    assert legibility.shown_scale(fig) == pytest.approx(0.5, abs=0.02)
     assert legibility.smallest_font(fig) <= 6.0
-    assert any("'title' at 6.0 pt" in p for p in legibility.problems(fig))
+    assert any("'title' at 6." in p for p in legibility.problems(fig))
     plt.close(fig)
 
 

@@ -35,3 +35,18 @@ def test_internal_links_and_anchors_resolve(site_dir):
     print(f"{len(pages)} pages, {len(links)} internal links checked")
     assert len(pages) > 5 and links
     assert not broken, f"{len(broken)} broken internal links: {broken[:10]}"
+
+
+def test_names_in_chapter_code_link_to_the_library_reference(site_dir):
+    """sphinx-codeautolink links each library name a chapter's code uses (``experiment.figure_81``,
+    ``open_chapter``) to its entry in the library reference: every chapter page has such links."""
+    from feature_learning.book.notebooks import toc_notebooks
+
+    root = Path(__file__).resolve().parents[2]
+    missing = []
+    for chapter in toc_notebooks(root):
+        soup = BeautifulSoup((Path(site_dir) / chapter.with_suffix(".html")).read_text(), "html.parser")
+        links = [a["href"] for a in soup.select("a.sphinx-codeautolink-a[href]")]
+        if not any("reference/" in href and "#feature_learning." in href for href in links):
+            missing.append(chapter.stem)
+    assert not missing, f"chapters whose code links no name to the library reference: {missing}"

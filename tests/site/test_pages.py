@@ -1,6 +1,7 @@
 """Every chapter page of the built book, opened in Chromium as a reader would: equations typeset offline, figures
 present, glued values filled in, the claims table shown, no console errors and no request leaving the machine."""
 
+import json
 import re
 from pathlib import Path
 from urllib.parse import urlparse
@@ -48,6 +49,25 @@ UNFOLDED_CODE_JS = """() => [...document.querySelectorAll('main .cell_input')]
   .filter(e => e.offsetParent !== null && !e.closest('details:not([open])')).map(e => e.innerText).join('\\n')"""
 
 
+# Each figure's width on the page against its natural width in CSS pixels (the width the notebook gave its image:
+# a 2x "retina" PNG carries half its pixel width as its style width; else the image's own pixel width). Images
+# inside a closed fold are not shown and not measured.
+FIGURE_WIDTHS_JS = """() => [...document.querySelectorAll('main img')]
+  .filter(i => i.offsetParent !== null && !i.closest('details:not([open])'))
+  .map(i => ({src: i.getAttribute('src'), alt: (i.getAttribute('alt') || '').slice(0, 60),
+              natural: parseFloat(i.style.width) || parseFloat(i.getAttribute('width')) || i.naturalWidth,
+              shown: i.getBoundingClientRect().width}))"""
+SHOWN_AT_LEAST = 0.9  # a figure shown below 90% of its natural width has its text shrunk below what was checked
+
+
+def record_height(folder: Path, name: str, height: int) -> None:
+    """Write a page's height in CSS pixels into ``folder/heights.json`` (one entry per page, kept across tests)."""
+    path = folder / "heights.json"
+    heights = json.loads(path.read_text()) if path.exists() else {}
+    heights[name] = height
+    path.write_text(json.dumps(dict(sorted(heights.items())), indent=1) + "\n")
+
+
 def raw_markup(text: str) -> list[str]:
     """Each kind of raw markup in ``text``, with the first place it occurs."""
     found = []
@@ -86,6 +106,7 @@ def open_page(page, url):
 def test_chapter_page_reads_as_a_reader_sees_it(page, site_url, chapter, screenshots_dir):
     errors, external = open_page(page, f"{site_url}/{chapter.with_suffix('.html').as_posix()}")
     page.screenshot(path=str(screenshots_dir / f"{chapter.stem}.png"), full_page=True)
+    record_height(screenshots_dir, chapter.stem, page.evaluate("() => document.documentElement.scrollHeight"))
     assert not external, f"requests leaving the machine: {external[:5]}"
     assert not errors, f"console errors: {errors[:5]}"
     assert page.locator("mjx-container").count() > 0, "no equation was typeset"
@@ -110,6 +131,26 @@ def test_chapter_page_reads_as_a_reader_sees_it(page, site_url, chapter, screens
     assert not raw_markup(page.evaluate(VISIBLE_TEXT_JS)), raw_markup(page.evaluate(VISIBLE_TEXT_JS))
     code = page.evaluate(UNFOLDED_CODE_JS)
     assert "ledger." not in code and ".source(" not in code, "ledger calls shown unfolded: tag their cells hide-input"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_figures_are_shown_at_their_natural_width(page, site_url, chapter):
+    """A figure's fonts were checked at its natural width scaled to the column (plotting.legibility); the page must
+    not shrink it further: each shown figure is at least 90% of its natural CSS width."""
+    page.goto(f"{site_url}/{chapter.with_suffix('.html').as_posix()}", wait_until="load")
+    figures = page.evaluate(FIGURE_WIDTHS_JS)
+    assert figures, "the chapter shows no figure"
+    shrunk = [f"{f['alt'] or f['src']!r}: {f['shown']:.0f} of {f['natural']:.0f} px "
+              f"({f['shown'] / f['natural']:.0%})" for f in figures if f["shown"] < SHOWN_AT_LEAST * f["natural"]]
+    assert not shrunk, f"{len(shrunk)} of {len(figures)} figures shown under {SHOWN_AT_LEAST:.0%} of their width:\n" \
+        + "\n".join(shrunk)
+
+
+def test_page_heights_are_recorded(tmp_path):
+    record_height(tmp_path, "b", 20)
+    record_height(tmp_path, "a", 10)
+    record_height(tmp_path, "b", 30)
+    assert json.loads((tmp_path / "heights.json").read_text()) == {"a": 10, "b": 30}
 
 
 @pytest.mark.parametrize("name", ["intro", "reproduction_report", "execution_statistics", "library_reference"])

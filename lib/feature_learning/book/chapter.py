@@ -86,10 +86,18 @@ class Chapter:
             self.glue(name, value)
 
     def glue_figure(self, name: str, fig) -> None:
-        """Glue a Matplotlib figure as ``<prefix>_<name>`` (for ``{glue:figure}``) and close it."""
+        """Glue a Matplotlib figure as ``<prefix>_<name>`` (for ``{glue:figure}``) and close it.
+
+        The glued output carries the figure's legibility at the size the book shows it
+        (:func:`feature_learning.plotting.legibility.record`: its width, the scale the page shows it at and any text
+        under 9 pt there) in its metadata, which the notebook tests read back from every executed chapter
+        (:func:`feature_learning.plotting.legibility.notebook_problems`)."""
         import matplotlib.pyplot as plt
 
-        self.glue(name, fig)
+        from feature_learning.plotting import legibility
+
+        checked = legibility.record(fig)
+        _glue_with_metadata(self.key(name), fig, {legibility.METADATA_KEY: checked})
         plt.close(fig)
 
     def glue_math(self, name: str, rhs, lhs: str | None = None):
@@ -154,6 +162,17 @@ class Chapter:
             "run's in bold; everything else is as in <code>book</code>)</summary>"
             f"<table><thead><tr><th>size</th>{header}</tr></thead><tbody>{cells}</tbody></table></details>"
         )
+
+
+def _glue_with_metadata(key: str, value: Any, extra: Mapping[str, Any]) -> None:
+    """myst-nb's ``glue(key, value, display=False)``, with ``extra`` entries in the output's metadata."""
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display
+    from myst_nb.ext.glue import GLUE_PREFIX
+
+    bundle, metadata = format_display_data(value)
+    metadata = {**metadata, **extra, "scrapbook": {"name": key, "mime_prefix": GLUE_PREFIX}}
+    display({GLUE_PREFIX + mime: data for mime, data in bundle.items()}, raw=True, metadata=metadata)
 
 
 def _sharp_figures() -> None:

@@ -8,12 +8,15 @@
   copy) replaces it.
 * The cell that papermill injects into a notebook run at another profile (tag ``injected-parameters``) is removed
   from the page: the reader sees the chapter's own ``parameters`` cell, and the run's profile in the line that
-  opens the chapter.
-* A glued figure's image gets its caption as alternative text (myst-nb leaves the file path).
+  opens the chapter (before sphinx-codeautolink, which links the names in code cells to the library reference,
+  reads the page's code blocks).
+* A glued figure's image gets its caption as alternative text (myst-nb leaves the file path), its math as plain
+  text (``\\mathbb E_{\\mathbf x}`` reads "E_x", ``\\alpha=\\pi/2`` "α=π/2").
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -48,19 +51,47 @@ def _remove_injected_parameters(app, doctree):
             node.parent.remove(node)
 
 
+_TEX_STYLES = set("mathbf mathbb mathrm mathcal mathsf mathit boldsymbol operatorname textrm text left right big Big "
+                  "bigg Bigg displaystyle".split())
+
+
+_TEX_SYMBOLS = dict(zip(
+    "alpha beta gamma delta epsilon varepsilon zeta eta theta kappa lambda mu nu xi pi rho sigma tau phi varphi chi "
+    "psi omega Gamma Delta Theta Lambda Sigma Phi Omega ell langle rangle pm in cdot times le leq ge geq approx ne "
+    "neq to infty sum".split(),
+    "αβγδεεζηθκλμνξπρστφφχψωΓΔΘΛΣΦΩℓ⟨⟩±∈·×≤≤≥≥≈≠≠→∞Σ", strict=True))
+
+
+def tex_to_text(tex: str) -> str:
+    """Inline TeX as a reader hears it in alternative text: style commands and braces dropped, Greek letters and
+    common symbols as Unicode (``\\alpha=\\pi/2`` reads "α=π/2"), other commands by name, spacing as spaces."""
+    text = re.sub(r"\\[,;:! ]", " ", tex)
+    text = re.sub(r"\\([A-Za-z]+)\s*",
+                  lambda m: "" if m[1] in _TEX_STYLES else _TEX_SYMBOLS.get(m[1], f" {m[1]} "), text)
+    text = text.replace("\\", "").replace("{", "").replace("}", "")
+    return " ".join(text.split())
+
+
+def caption_text(caption: nodes.Node) -> str:
+    """A caption's text with its math as plain text (:func:`tex_to_text`)."""
+    parts = [tex_to_text(str(t)) if isinstance(t.parent, nodes.math) else str(t) for t in caption.findall(nodes.Text)]
+    return " ".join("".join(parts).split())
+
+
 def _alt_text_from_captions(app, doctree, docname):
     for figure in doctree.findall(nodes.figure):
         captions = [c for c in figure.findall(nodes.caption)]
         if not captions:
             continue
-        text = " ".join(captions[0].astext().split())
+        text = caption_text(captions[0])
         for image in figure.findall(nodes.image):
             if not image.get("alt") or image.get("alt") == image.get("uri"):
                 image["alt"] = text
 
 
 def setup(app):
-    app.connect("doctree-read", _remove_injected_parameters)
+    # before sphinx-codeautolink reads the code blocks (priority 490): it must not look for the removed cell
+    app.connect("doctree-read", _remove_injected_parameters, priority=480)
     app.connect("doctree-resolved", _alt_text_from_captions)
     app.connect("html-page-context", _drop_repeated_scripts)
     app.connect("build-finished", _serve_executed_notebooks)

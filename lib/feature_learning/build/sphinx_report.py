@@ -7,6 +7,7 @@ outdated on every build so it is always rewritten from the current ledgers.
 
 from __future__ import annotations
 
+import datetime as _dt
 import html
 import json
 import posixpath
@@ -25,6 +26,7 @@ from feature_learning.book.claims import (
     headline,
     html_table,
     load_ledgers,
+    project_root,
     source_cells,
     source_headline,
     source_map_html,
@@ -32,7 +34,7 @@ from feature_learning.book.claims import (
     tally,
 )
 from feature_learning.build.notebooks import toc_notebooks
-from feature_learning.build.seeds import load_full_runs, load_summary
+from feature_learning.build.seeds import default_summary_path, load_full_runs
 
 logger = logging.getLogger(__name__)
 
@@ -119,11 +121,21 @@ def _link(ledger: dict, links: dict[str, str]) -> str:
 
 
 def _sweep_cell(ledger: dict, sweep: dict | None) -> str:
+    """A chapter's line of the seed sweep: claims that hold at every seed, and the rate at which each claim that was
+    inconclusive at some seed passed its test (HTML)."""
     chapter = (sweep or {}).get("chapters", {}).get(ledger["chapter"])
     if chapter is None:
         return "not swept"
-    held = sum(1 for e in chapter["claims"].values() if e["held"] == len(chapter["seeds"]))
-    return f"{held}/{len(chapter['claims'])} claims hold at all {len(chapter['seeds'])} seeds"
+    n = len(chapter["seeds"])
+    held = sum(1 for e in chapter["claims"].values() if e["held"] == n)
+    lines = [html.escape(f"{held}/{len(chapter['claims'])} claims hold at all {n} seeds")]
+    if chapter.get("runs_failed"):
+        lines.append(html.escape(f"runs failed at seeds {', '.join(sorted(chapter['runs_failed']))}"))
+    for cid, entry in chapter["claims"].items():
+        if any(v["status"] == "inconclusive" for v in entry["per_seed"].values()):
+            lines.append(f"<code>{html.escape(cid)}</code> inconclusive: passed at "
+                         f"{entry.get('passed_at', '?')}/{n} seeds")
+    return "<br>".join(lines)
 
 
 def _json_link(ledger: dict) -> str:
@@ -163,7 +175,7 @@ def _summary_rows(ledgers: list[dict], sweep: dict | None, links: dict[str, str]
             kinds += f"<br><strong>{len(failing)} FAILING</strong>"
         run = html.escape(f"{ledger['profile']}, seed {ledger['seed']}, {ledger['device']}")
         rows.append([_link(ledger, links) + _json_link(ledger), run, results, kinds,
-                     html.escape(_sweep_cell(ledger, sweep)),
+                     _sweep_cell(ledger, sweep),
                      html.escape(full_run_cell((full_runs or {}).get(ledger["chapter"])))])
     return rows
 
@@ -178,11 +190,25 @@ def _open_rows(ledgers: list[dict], links: dict[str, str]) -> list[list[str]]:
     return rows
 
 
-def _sweep_nodes(sweep: dict | None) -> list[nodes.Node]:
+def sweep_provenance(sweep: dict, origin: str) -> str:
+    """One sentence saying which seed sweep the report shows: where it was read from, when it was written, at what
+    profile and seeds, and at which commit when the summary records one."""
+    chapters = sweep.get("chapters", {})
+    profiles = sorted({str(c.get("profile")) for c in chapters.values()})
+    seeds = sorted({int(s) for c in chapters.values() for s in c.get("seeds", [])})
+    commit = sweep.get("commit")
+    return (f"The seed sweep shown is {origin}: written {str(sweep.get('written', '?')).replace('T', ' ')}, "
+            f"{len(chapters)} chapters at the {' and '.join(profiles) or '?'} profile, seeds "
+            f"{', '.join(map(str, seeds)) or 'none'}"
+            + (f", code at commit {str(commit)[:12]}" if commit else ", commit not recorded") + ".")
+
+
+def _sweep_nodes(sweep: dict | None, origin: str = "") -> list[nodes.Node]:
     if sweep is None:
-        return [nodes.paragraph(text="No seed sweep has been run for this build (the command make seeds writes one).")]
-    out = [nodes.paragraph(text=(
-        f"Seed sweep of {sweep['written']}: each chapter executed at its sweep profile for every seed listed. "
+        return [nodes.paragraph(text="No seed sweep is stored (results/seeds/summary.json) or was run for this build "
+                                     "(make seeds writes _build/seeds/summary.json).")]
+    out = [nodes.paragraph(text=sweep_provenance(sweep, origin or "a seed sweep")), nodes.paragraph(text=(
+        "Each chapter executed at its sweep profile for every seed listed. "
         "A claim holds at a seed when it passes there, or when its documented status (not reproduced, "
         "inconclusive, not testable) is confirmed there. "
         + ("Every claim holds at every seed." if sweep["all_hold"] else "Some claims do not hold at every seed:")
@@ -207,7 +233,7 @@ def _sweep_nodes(sweep: dict | None) -> list[nodes.Node]:
 
 
 def report_nodes(ledgers: list[dict], sweep: dict | None = None, links: dict[str, str] | None = None,
-                 full_runs: dict[str, dict] | None = None) -> list[nodes.Node]:
+                 full_runs: dict[str, dict] | None = None, sweep_origin: str = "") -> list[nodes.Node]:
     """The book's headline (source results), a per-chapter summary, everything that did not plainly reproduce,
     the seed sweep, then each chapter's source map and claims."""
     links = links or {}
@@ -216,6 +242,8 @@ def report_nodes(ledgers: list[dict], sweep: dict | None = None, links: dict[str
     claims = [c for ledger in ledgers for c in ledger["claims"]]
     out: list[nodes.Node] = [nodes.paragraph(
         text=f"{len(ledgers)} chapters, {len(claims)} claims. The book: {source_headline(*ledgers)}")]
+    if sweep is not None:
+        out.append(nodes.paragraph(text=sweep_provenance(sweep, sweep_origin or "a seed sweep")))
     out.append(_table(("chapter", "this build's run", "source results", "claims by kind", "seed sweep",
                        "latest full run (results/full)"), _summary_rows(ledgers, sweep, links, full_runs)))
     open_section = nodes.section(ids=["not-reproduced"])
@@ -229,7 +257,7 @@ def report_nodes(ledgers: list[dict], sweep: dict | None = None, links: dict[str
     out.append(open_section)
     sweep_section = nodes.section(ids=["seed-sweep"])
     sweep_section += nodes.title(text="Robustness over seeds")
-    sweep_section.extend(_sweep_nodes(sweep))
+    sweep_section.extend(_sweep_nodes(sweep, sweep_origin))
     out.append(sweep_section)
     for ledger in ledgers:
         section = nodes.section(ids=[f"claims-{ledger['chapter'].replace('_', '-')}"])
@@ -262,10 +290,40 @@ def failed_runs(folder: Path | None = None) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))] if folder.exists() else []
 
 
+STORED_SWEEP = Path("results") / "seeds" / "summary.json"  # committed with the code, shown when no sweep ran here
+
+
+def _written(summary: dict) -> _dt.datetime:
+    try:
+        when = _dt.datetime.fromisoformat(str(summary.get("written")))
+    except ValueError:
+        return _dt.datetime.min.replace(tzinfo=_dt.timezone.utc)
+    return when if when.tzinfo else when.replace(tzinfo=_dt.timezone.utc)
+
+
+def sweep_summary(folder: Path | None = None, root: Path | None = None) -> tuple[dict | None, str]:
+    """The seed sweep the report shows, and where it came from: the sweep staged with the ledgers (a book built FROM
+    a sweep); else the latest sweep run in this checkout (``_build/seeds/summary.json``, written by ``make seeds``)
+    unless the stored one is newer; else the stored one (``results/seeds/summary.json``, committed with the code);
+    else (None, "")."""
+    root = root or project_root()
+    staged = (Path(folder) if folder is not None else claims_dir()) / "sweep" / "summary.json"
+    if staged.exists():
+        return json.loads(staged.read_text()), "the sweep this book was built from"
+    fresh_path, stored_path = default_summary_path(root), root / STORED_SWEEP
+    fresh = json.loads(fresh_path.read_text()) if fresh_path.exists() else None
+    stored = json.loads(stored_path.read_text()) if stored_path.exists() else None
+    if fresh is not None and (stored is None or _written(fresh) >= _written(stored)):
+        return fresh, "the latest sweep run in this checkout (_build/seeds/summary.json)"
+    if stored is not None:
+        return stored, ("the stored sweep committed with the code (results/seeds/summary.json), not re-run for "
+                        "this build")
+    return None, ""
+
+
 def staged_summary(folder: Path | None = None) -> dict | None:
-    """The sweep summary staged with the ledgers (a book built FROM a sweep), else the latest ci sweep's."""
-    path = (Path(folder) if folder is not None else claims_dir()) / "sweep" / "summary.json"
-    return json.loads(path.read_text()) if path.exists() else load_summary()
+    """The summary of :func:`sweep_summary`, without where it came from."""
+    return sweep_summary(folder)[0]
 
 
 def failed_nodes(failed: list[dict]) -> list[nodes.Node]:
@@ -310,7 +368,8 @@ def _fill(app, doctree, docname):
                 links[ledger["chapter"]] = app.builder.get_relative_uri(docname, doc)
             ledger["json_uri"] = posixpath.relpath(f"_static/ledgers/{ledger['chapter']}.json",
                                                    posixpath.dirname(docname) or ".")
-        node.replace_self(failed_nodes(failed) + report_nodes(ledgers, staged_summary(), links, load_full_runs()))
+        sweep, origin = sweep_summary()
+        node.replace_self(failed_nodes(failed) + report_nodes(ledgers, sweep, links, load_full_runs(), origin))
 
 
 def _copy_ledgers(app, exc):

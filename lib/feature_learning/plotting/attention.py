@@ -7,14 +7,16 @@ import numpy as np
 import torch
 
 from feature_learning.measure.fourier import power_2d
-from feature_learning.plotting import to_numpy
+from feature_learning.plotting import TEXT_POINTS, to_numpy
+from feature_learning.plotting.legibility import COLUMN_INCHES
 
 
-def attention_heads(matrices: torch.Tensor, title: str = "") -> plt.Figure:
+def attention_heads(matrices: torch.Tensor, title: str = "", *, width: float = COLUMN_INCHES,
+                    row_height: float = 3.0) -> plt.Figure:
     """Figure 4.3 of the source: each head's p x p attention matrix and its 2-D power spectrum (DC removed,
-    frequencies centred)."""
+    frequencies centred), one row per head, ``width`` inches wide (the book's column)."""
     heads = matrices.shape[0]
-    fig, axes = plt.subplots(heads, 2, figsize=(6.4, 3.0 * heads), squeeze=False)
+    fig, axes = plt.subplots(heads, 2, figsize=(width, row_height * heads), squeeze=False)
     for h in range(heads):
         m = to_numpy(matrices[h])
         axes[h, 0].imshow(m, cmap="RdBu_r", vmin=-np.abs(m).max(), vmax=np.abs(m).max())
@@ -39,8 +41,8 @@ def position_rows(ax, rows, marker: int | None = None, *, ylabel: str = "layer",
                       extent=(-0.5, rows.shape[1] - 0.5, rows.shape[0] + 0.5, 0.5))
     if marker is not None:
         ax.axvline(int(marker), color="red", ls="--", lw=1, label=marker_label)
-        ax.legend(loc="lower left", fontsize=8)
+        ax.legend(loc="lower left", fontsize=TEXT_POINTS)
     ax.set(xlabel="position", ylabel=ylabel, yticks=range(1, rows.shape[0] + 1))
-    ax.set_title(title, fontsize=9)  # as the panels of plot_panels beside it
+    ax.set_title(title, fontsize=TEXT_POINTS)  # as the panels of plot_panels beside it
     ax.figure.colorbar(image, ax=ax)
     return image

@@ -10,7 +10,8 @@ import dataclasses
 import matplotlib.pyplot as plt
 import numpy as np
 
-from feature_learning.plotting import SEED_BAND_ALPHA, to_numpy
+from feature_learning.plotting import SEED_BAND_ALPHA, TEXT_POINTS, columns_that_fit, panel_row, to_numpy, wrap
+from feature_learning.plotting.legibility import COLUMN_INCHES
 
 SPREADS = ("band", "sd", "se", "lines")
 
@@ -77,7 +78,7 @@ class Panel:
     ylim: tuple | None = None
     ticks_at_x: bool = False
     legend: str | None = "best"
-    legend_size: float = 7
+    legend_size: float = TEXT_POINTS
     twin: list[Curve] = dataclasses.field(default_factory=list)
     twin_ylabel: str = ""
     image: object = None
@@ -138,7 +139,7 @@ def draw_panel(ax, panel: Panel) -> None:
         ax.set_xlim(*panel.xlim)
     if panel.ylim is not None:
         ax.set_ylim(*panel.ylim)
-    ax.set_title(panel.title, fontsize=9)
+    ax.set_title(panel.title, fontsize=TEXT_POINTS)
     ax.set_xlabel(panel.xlabel)
     ax.set_ylabel(panel.ylabel)
     handles = [h for h in handles if h.get_label() and not h.get_label().startswith("_")]
@@ -147,10 +148,16 @@ def draw_panel(ax, panel: Panel) -> None:
 
 
 def plot_panels(panels: list[Panel] | list[list[Panel]], *, width: float = 4.0, height: float = 3.3,
-                sharey: bool = False) -> plt.Figure:
+                sharey: bool = False, max_columns: int | None = None) -> plt.Figure:
     """A figure of :class:`Panel` s: a list is one row side by side, a list of lists a grid (one list per row;
-    a short row leaves its last cells empty). ``width`` and ``height`` are one panel's size in inches."""
+    a short row leaves its last cells empty). ``width`` and ``height`` are one panel's size in inches.
+
+    A row longer than ``max_columns`` panels (default: as many as fit the book's column at ``width``,
+    :func:`~feature_learning.plotting.columns_that_fit`) wraps onto the next rows, in order, so that the figure is
+    shown at its own size and its text stays legible."""
     rows = [panels] if panels and isinstance(panels[0], Panel) else panels
+    columns = columns_that_fit(width, max_columns)
+    rows = [chunk for row in rows for chunk in wrap(list(row), columns)]
     ncols = max(len(row) for row in rows)
     fig, axes = plt.subplots(len(rows), ncols, figsize=(width * ncols, height * len(rows)), squeeze=False,
                              sharey=sharey)
@@ -164,26 +171,31 @@ def plot_panels(panels: list[Panel] | list[list[Panel]], *, width: float = 4.0, 
 
 
 def measured_vs_predicted(panels: list[tuple[str, object, object]], xlabel: str = "predicted",
-                          ylabel: str = "measured") -> plt.Figure:
-    """Scatter plots of measured against predicted values with the diagonal, one panel per (title, pred, meas)."""
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.3), squeeze=False)
-    for ax, (title, pred, meas) in zip(axes[0], panels, strict=True):
+                          ylabel: str = "measured", *, width: float = 3.3, height: float = 3.3,
+                          max_columns: int | None = None) -> plt.Figure:
+    """Scatter plots of measured against predicted values with the diagonal, one panel per (title, pred, meas),
+    ``width`` x ``height`` inches each, in rows of at most ``max_columns`` (default: as many as fit the column)."""
+    fig, axes = panel_row(len(panels), width, height, max_columns=max_columns)
+    for ax, (title, pred, meas) in zip(axes, panels, strict=True):
         pred, meas = to_numpy(pred).ravel(), to_numpy(meas).ravel()
         ax.scatter(pred, meas, s=6, alpha=0.6)
         lo, hi = min(pred.min(), meas.min()), max(pred.max(), meas.max())
         ax.plot([lo, hi], [lo, hi], color="gray", lw=0.8)
-        ax.set_title(title, fontsize=9)
-        ax.set_xlabel(xlabel, fontsize=8)
-        ax.set_ylabel(ylabel, fontsize=8)
+        ax.set_title(title, fontsize=TEXT_POINTS)
+        ax.set_xlabel(xlabel, fontsize=TEXT_POINTS)
+        ax.set_ylabel(ylabel, fontsize=TEXT_POINTS)
     fig.tight_layout()
     return fig
 
 
 def grouped_bars(groups: list[str], series: dict, ylabel: str = "", title: str = "", log: bool = False,
-                 errors: dict | None = None, ylim=None) -> plt.Figure:
+                 errors: dict | None = None, ylim=None, *, width: float | None = None,
+                 height: float = 3.3) -> plt.Figure:
     """Bars per group (x axis) for each named series of values (Fig. 10 style); ``errors`` (same keys, optional)
-    draws error bars (e.g. standard errors over seeds)."""
-    fig, ax = plt.subplots(figsize=(1.6 * len(groups) + 2, 3.3))
+    draws error bars (e.g. standard errors over seeds). ``width`` in inches defaults to 1.6 per group plus 2, at
+    most the book's column."""
+    width = min(1.6 * len(groups) + 2, COLUMN_INCHES) if width is None else width
+    fig, ax = plt.subplots(figsize=(width, height))
     width = 0.8 / len(series)
     for i, (name, values) in enumerate(series.items()):
         err = None if errors is None or name not in errors else to_numpy(errors[name])
@@ -195,19 +207,22 @@ def grouped_bars(groups: list[str], series: dict, ylabel: str = "", title: str =
     ax.set_ylabel(ylabel)
     if log:
         ax.set_yscale("log")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=TEXT_POINTS)
     ax.set_title(title)
     fig.tight_layout()
     return fig
 
 
-def patch_heatmaps(samples: list[tuple[str, object]], xlabel: str = "feature", ylabel: str = "patch") -> plt.Figure:
-    """Heat maps of patch x feature matrices side by side (e.g. one normal and one hard sample): (title, (P, n))."""
-    fig, axes = plt.subplots(1, len(samples), figsize=(3.2 * len(samples), 3.4), squeeze=False)
-    for ax, (title, mat) in zip(axes[0], samples, strict=True):
+def patch_heatmaps(samples: list[tuple[str, object]], xlabel: str = "feature", ylabel: str = "patch", *,
+                   width: float = 3.2, height: float = 3.4, max_columns: int | None = None) -> plt.Figure:
+    """Heat maps of patch x feature matrices side by side (e.g. one normal and one hard sample): (title, (P, n)),
+    ``width`` x ``height`` inches each, in rows of at most ``max_columns`` (default: as many as fit the column),
+    with one colour bar."""
+    fig, axes = panel_row(len(samples), width, height, max_columns=max_columns)
+    for ax, (title, mat) in zip(axes, samples, strict=True):
         image = ax.imshow(to_numpy(mat), aspect="auto", cmap="viridis", vmin=0, vmax=1.05)
-        ax.set_title(title, fontsize=9)
-        ax.set_xlabel(xlabel, fontsize=8)
-        ax.set_ylabel(ylabel, fontsize=8)
-    fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8)
+        ax.set_title(title, fontsize=TEXT_POINTS)
+        ax.set_xlabel(xlabel, fontsize=TEXT_POINTS)
+        ax.set_ylabel(ylabel, fontsize=TEXT_POINTS)
+    fig.colorbar(image, ax=axes, shrink=0.8)
     return fig

@@ -8,11 +8,13 @@ from feature_learning.plotting import panel_row, to_numpy
 
 
 def heatmap_panels(panels: dict, xticks, yticks, *, xlabel: str = "", ylabel: str = "", colorbar: str = "",
-                   vline: float | None = None, vmin: float = 0.0, vmax: float = 1.0) -> plt.Figure:
+                   vline: float | None = None, vmin: float = 0.0, vmax: float = 1.0, width: float = 5.0,
+                   height: float = 3.6, max_columns: int | None = None) -> plt.Figure:
     """One heatmap per entry ``title: scores (rows, columns)`` with a shared colour scale (red low, green high),
     labelled ticks, the panel mean in the title, and an optional dashed column boundary ``vline`` (between
-    columns, e.g. the longest training length)."""
-    fig, axes = panel_row(len(panels), 5.0, 3.6, sharey=True)
+    columns, e.g. the longest training length). Each panel is ``width`` x ``height`` inches, in rows of at most
+    ``max_columns`` (default: as many as fit the book's column)."""
+    fig, axes = panel_row(len(panels), width, height, max_columns=max_columns, sharey=True)
     image = None
     for ax, (title, scores) in zip(axes, panels.items(), strict=True):
         scores = to_numpy(scores)
@@ -22,6 +24,8 @@ def heatmap_panels(panels: dict, xticks, yticks, *, xlabel: str = "", ylabel: st
         ax.set(xlabel=xlabel, title=f"{title}: mean {scores.mean():.2f}")
         if vline is not None:
             ax.axvline(vline, color="k", lw=1, ls="--")
-    axes[0].set_ylabel(ylabel)
+    for ax in axes:
+        if ax.get_subplotspec().is_first_col():
+            ax.set_ylabel(ylabel)
     fig.colorbar(image, ax=axes, label=colorbar)
     return fig
