@@ -239,7 +239,7 @@ def interval_experiment(size: IntervalSizes, run) -> IntervalResult:
     k = size.k
     task = SparseCodingTask(size.D, size.D, k, interval_set(size.low, k), law="bernoulli", p_o=0.5, p_in=size.p_in)
     exact = [interval_constants(k, size.low, p) for p in (size.p_in, 0.5)]
-    gamma = float(exact[0]["gamma"])
+    gamma = float(exact[0].gamma)
     g = run.generator("interval")
     A = task.relevant_set(g)
     net, _ = symmetric_init(k, size.D, size.D, size.m, task.sigma_tilde(), gamma, g)
@@ -250,7 +250,7 @@ def interval_experiment(size: IntervalSizes, run) -> IntervalResult:
     preds, sds = [], []
     for p_in, law, member in ((size.p_in, exact[0], task), (0.5, exact[1], task.without_structure())):
         var_sq = member.sigma_tilde() ** 2
-        gam, v_in, v_out = float(law["gamma"]), p_in * (1 - p_in), 0.25
+        gam, v_in, v_out = float(law.gamma), p_in * (1 - p_in), 0.25
         g_sq = k * gam**2 / var_sq
         t_perp = ((k - 1) * v_in + (size.D - k) * v_out) / var_sq
         t_perp_sq = ((k - 1) * v_in**2 + (size.D - k) * v_out**2) / var_sq**2
@@ -260,8 +260,8 @@ def interval_experiment(size: IntervalSizes, run) -> IntervalResult:
                           n_fit=size.n_probe) for name, net_ in (("init", init), ("two", two))}
     yt = data["y_test"]
     return IntervalResult(
-        pos_rate=torch.tensor([float(e["pos_rate"]) for e in exact], dtype=torch.float64),
-        gamma=torch.tensor([float(e["gamma"]) for e in exact], dtype=torch.float64),
+        pos_rate=torch.tensor([float(e.pos_rate) for e in exact], dtype=torch.float64),
+        gamma=torch.tensor([float(e.gamma) for e in exact], dtype=torch.float64),
         test_pos_rate=(yt > 0).double().mean(-1).cpu(), cos_two=max_cosine(two.W, v),
         cos_init=max_cosine(init.W, v),
         cos_pred=torch.tensor(preds, dtype=torch.float64), cos_sd=torch.tensor(sds, dtype=torch.float64),
