@@ -3,6 +3,7 @@ formulas of Lemma 12, the exactness of pattern coordinates, the batched program 
 reproducible), the probe, the sizes, and the injected-input protocol at toy sizes."""
 
 import dataclasses
+import math
 
 import pytest
 import torch
@@ -143,7 +144,7 @@ def test_the_batched_program_is_reproducible_and_its_groups_are_independent():
     assert diag.W["init"].shape == (12, 12) and diag.W["two"][:, 8:].abs().max() == 0
     summary = fe.group_summary(a["main"])
     assert summary["net"][0] == pytest.approx(float(a["main"].test_acc["net"][:, 0].mean()))
-    assert fe.group_summary(a["dim_small"])["net"][1] is None  # one seed: no standard error
+    assert math.isnan(fe.group_summary(a["dim_small"])["net"][1])  # one seed: no standard error
     # with the test-set size, one seed's accuracies carry their binomial standard error
     p = float(a["dim_small"].test_acc["net"][0, 0])
     assert fe.group_summary(a["dim_small"], 400)["net"][1] == pytest.approx((p * (1 - p) / 400) ** 0.5)
@@ -154,6 +155,7 @@ def test_the_batched_program_is_reproducible_and_its_groups_are_independent():
     assert est["probe_two"].null.value == summary["probe_init"][0]
     high = fe.group_estimates(fe.group_summary(a["ratio_high"]))
     assert high["net_leads_rf"].null.value <= 0  # the majority class never leads itself
+    assert high["net"].se is None  # one seed: nan in the summary, no standard error in the ledger
 
 
 def test_lead_bound_leaves_room_above_the_majority_rate():

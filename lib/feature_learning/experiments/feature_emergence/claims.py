@@ -22,33 +22,32 @@ from feature_learning.experiments.feature_emergence.sizes import (
     ParitySizes,
 )
 from feature_learning.experiments.feature_emergence.stage import stage_step
+from feature_learning.measure import statistics
 from feature_learning.measure.statistics import Estimate, Null, difference
 from feature_learning.theory.feature_emergence import (
     mixture_cosine_and_sd,
 )
 
 
-def mean_se(values: torch.Tensor) -> tuple[float, float | None]:
-    """Mean over seeds and its standard error (None for a single seed, where it is undefined)."""
-    v = values.detach().double().flatten()
-    if v.numel() == 1:
-        return float(v[0]), None
-    return float(v.mean()), float(v.std() / math.sqrt(v.numel()))
+def mean_se(values: torch.Tensor) -> tuple[float, float]:
+    """Mean over seeds and its standard error (:func:`feature_learning.measure.statistics.mean_se`: nan for a single
+    seed, where it is undefined)."""
+    return statistics.mean_se(values.detach().double().flatten().cpu().numpy())
 
 
-def accuracy_se(values: torch.Tensor, n_test: int | None, *others: torch.Tensor) -> tuple[float, float | None]:
+def accuracy_se(values: torch.Tensor, n_test: int | None, *others: torch.Tensor) -> tuple[float, float]:
     """:func:`mean_se` of a seed-wise accuracy (or a difference of accuracies, ``values``); with a single seed, where
     the standard error over training runs is undefined, the binomial standard error over the ``n_test`` test samples
     of ``values`` and of each accuracy in ``others`` it is a difference of (a lower bound: it omits the variation
-    between training runs; None without ``n_test``)."""
+    between training runs; nan without ``n_test``)."""
     mean, se = mean_se(values)
-    if se is None and n_test:
+    if math.isnan(se) and n_test:
         parts = [values] if not others else others
         se = math.sqrt(sum(float(p.flatten()[0]) * (1 - float(p.flatten()[0])) for p in parts) / n_test)
     return mean, se
 
 
-def group_summary(result: GroupResult, n_test: int | None = None) -> dict[str, tuple[float, float | None]]:
+def group_summary(result: GroupResult, n_test: int | None = None) -> dict[str, tuple[float, float]]:
     """Seed means and standard errors of a group, with structure unless the key says ``_nostruct``: accuracies and
     hinge losses of the three models, the network's gaps to the fixed-feature models (and to the better of each and
     the majority rate), accuracies minus the majority rate, the best cosines, the probes. With one seed the
@@ -81,10 +80,11 @@ CHANCE = 0.5  # the untrained network: g^(0) = 0 exactly, so every prediction is
 RF_NULL = "random features: the same network's first layer frozen at initialisation (this run)"
 
 
-def estimate(summary: dict[str, tuple[float, float | None]], key: str, null: Null | None = None) -> Estimate:
-    """A seed mean of :func:`group_summary` with its standard error and the null it is to beat."""
+def estimate(summary: dict[str, tuple[float, float]], key: str, null: Null | None = None) -> Estimate:
+    """A seed mean of :func:`group_summary` with its standard error and the null it is to beat (no standard error
+    where it is undefined: nan in the summary, None in the ledger)."""
     mean, se = summary[key]
-    return Estimate(mean, se, null)
+    return Estimate(mean, None if math.isnan(se) else se, null)
 
 
 def lead_bound(negative_ratio: float | None) -> float:
@@ -95,7 +95,7 @@ def lead_bound(negative_ratio: float | None) -> float:
     return round(min(0.10, (1 - majority) / 2), 6)
 
 
-def group_estimates(summary: dict[str, tuple[float, float | None]]) -> dict[str, Estimate]:
+def group_estimates(summary: dict[str, tuple[float, float]]) -> dict[str, Estimate]:
     """The reproduction claims of a group of the parity program, each with its null measured in the same run or
     exact: the network's accuracy against random features'; its lead over the better of a fixed-feature model and
     the majority class against the same lead of the trivial predictor (½ or the majority class); the
@@ -196,12 +196,12 @@ def cosine_prediction(size: ParitySizes, n: int, seeds: int, negative_ratio: flo
 
 
 # -- what the chapter glues and draws -------------------------------------------------------------------------------
-def summary_values(prefix: str, summary: dict[str, tuple[float, float | None]]) -> dict[str, float]:
+def summary_values(prefix: str, summary: dict[str, tuple[float, float]]) -> dict[str, float]:
     """A group summary as glue values: ``<prefix>_<key>`` (the seed mean) and ``<prefix>_<key>_se``."""
     out = {}
     for key, (mean, se) in summary.items():
         out[f"{prefix}_{key}"] = mean
-        out[f"{prefix}_{key}_se"] = float("nan") if se is None else se
+        out[f"{prefix}_{key}_se"] = se
     return out
 
 
