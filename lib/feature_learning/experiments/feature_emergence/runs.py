@@ -365,7 +365,7 @@ def gaussian_mixture_experiment(size: MixtureSizes, run) -> list[MixtureResult]:
             idx = batch(step).to(run.device)
             return logistic(net(x[:, idx]), y[:, idx]).mean(-1).sum()
 
-        train(net.parameters(), loss, OptimConfig(epochs * (n // size.batch), size.lr, warmup=0),
+        train(net.parameters(), loss, OptimConfig(epochs * (n // size.batch), size.lr, betas=(0.9, 0.98), warmup=0),
               description=f"mixture {e + 1}")
         with torch.no_grad():
             acc = sign_accuracy(net(xt), yt).cpu()
@@ -416,7 +416,7 @@ def injection_experiment(size: InjectionSizes, run) -> InjectionResult:
         r1, r2 = balance_and_confidence(teacher(u_train))
         return cross_entropy(teacher(x_train)[0], y_train).mean() + size.reg * (r1 + r2).sum()
 
-    train(teacher.parameters(), teacher_loss, OptimConfig(size.teacher_steps, size.lr, warmup=1),
+    train(teacher.parameters(), teacher_loss, OptimConfig(size.teacher_steps, size.lr, betas=(0.9, 0.98), warmup=1),
           description="teacher")
     with torch.no_grad():
         def label(inputs):
@@ -441,7 +441,8 @@ def injection_experiment(size: InjectionSizes, run) -> InjectionResult:
         return {"real": argmax_accuracy(student(x_test), y_real_test),
                 "injected": argmax_accuracy(student(u_test), y_inj_test)}
 
-    history = train(student.parameters(), student_loss, OptimConfig(size.student_steps, size.lr, warmup=1),
+    history = train(student.parameters(), student_loss,
+                    OptimConfig(size.student_steps, size.lr, betas=(0.9, 0.98), warmup=1),
                     log_every=max(1, size.student_steps // 40), log_fn=log, description="students")
     share = torch.bincount(y_inj_test.cpu(), minlength=classes).double() / len(y_inj_test)
     def per_seed(curve):
