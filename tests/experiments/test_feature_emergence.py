@@ -227,3 +227,30 @@ def test_the_prototype_stage_trains_the_network_alone_on_main_s_streams():
     assert "net_beats_ntk" not in summary and "structure_drop" in summary
     claim = fe.prototype_claim(proto, 100, 1.0)
     assert claim["measured"].null.value == 0.5
+
+
+def test_figures_fit_the_column_and_read_at_9_points():
+    import matplotlib.pyplot as plt
+
+    from feature_learning.plotting.legibility import COLUMN_INCHES, problems
+
+    steps, seeds, g = 6, 2, torch.Generator().manual_seed(0)
+
+    def rand(*shape):
+        return torch.rand(*shape, generator=g, dtype=torch.float64)
+
+    history = {"step": torch.arange(steps) * 10} | {key: rand(steps, seeds, 2) for key in ("net", "ntk", "rf")}
+    group = fe.GroupResult(group=fe.Group("g", seeds, 8, 0.8), test_acc={}, test_hinge={}, max_cos={},
+                           majority=torch.full((seeds, 2), 0.8), probes={}, history=history)
+    W = {key: rand(12, 8) - 0.5 for key in ("init", "one", "two")}
+    mixture = fe.MixtureResult(8, 2, 1.0, 3, rand(seeds), rand(seeds, 4), rand(seeds, 4), rand(seeds, 4, 8) - 0.5,
+                               torch.tensor([[1.0, -1.0, 1.0, -1.0]] * seeds), rand(seeds, 12, 8) - 0.5,
+                               rand(seeds, 12, 8) - 0.5)
+    injection = fe.InjectionResult(torch.arange(steps), rand(steps, seeds, 2), rand(steps, seeds, 2), rand(10))
+    figures = [fe.accuracy_figure([("a", group, (0, 1))]),
+               fe.accuracy_figure([(str(i), group, (0,)) for i in range(4)]),
+               fe.mds_figure(W, torch.ones(8, dtype=torch.float64), ("+v", "-v")),
+               fe.mixture_figure([mixture] * 3), fe.injection_figure(injection)]
+    for fig in figures:
+        assert fig.get_size_inches()[0] <= COLUMN_INCHES + 1e-9 and problems(fig) == []
+        plt.close(fig)
