@@ -1,6 +1,6 @@
 """The chapter's runs: Experiment 1 and the variants of Appendix E.2 as one batched tensor program
 (:func:`parity_program`), batched over replicas (the seeds, the settings with and without input structure, the
-variants), then the experiments of E.1.2, E.3.1, E.3.2 and E.5."""
+variants), then the experiments of E.1.2, E.2.3, E.3.1, E.3.2 and E.5, in the notebook's order."""
 
 from __future__ import annotations
 
@@ -215,6 +215,31 @@ def _probe_rows(net: TwoLayerNet, batch: dict[str, torch.Tensor], idx: torch.Ten
     return probe(sub.features(x), batch["y"][idx, :PROBE_FIT], sub.features(xt), batch["y_test"][idx])
 
 
+# -- Experiment 1, its prototype stage and the variants of E.2.1-E.2.2: the chapter's parity runs ---------------
+def parity_groups(size: FeatureEmergenceSizes) -> list[Group]:
+    """E.1.1 ("main") and the variants of E.2.1 (input dimension d = D and 20 D) and E.2.2 (class shares)."""
+    P, V = size.parity, size.variants
+    return [Group("main", P.seeds, P.d), Group("dim_small", V.seeds, V.dims[0], probes=False),
+            Group("dim_large", V.seeds, V.dims[1], probes=False),
+            Group("ratio_low", V.seeds, P.d, V.ratios[0], plain_steps=True),
+            Group("ratio_high", V.seeds, P.d, V.ratios[1], plain_steps=True)]
+
+
+def parity_experiment(size: FeatureEmergenceSizes, run) -> tuple[dict[str, GroupResult], Diagnostics]:
+    """Experiment 1 and the variants of Appendix E.2.1-E.2.2, one batched program (:func:`parity_program`)."""
+    return parity_program(parity_groups(size), size.parity, run)
+
+
+def prototype_stage_experiment(size: FeatureEmergenceSizes, run) -> GroupResult:
+    """Experiment 1's main group (the same streams: the same A, initialisation and samples) with the classifier
+    stage of the chapter notes' prototype, eta_a = ``PROTOTYPE_STEP`` constant, the recipe before the tuning; the
+    network only (no fixed-feature baselines)."""
+    P = size.parity
+    results, _ = parity_program([Group("main", P.prototype_seeds, P.d, probes=False)], P, run, eta_a=PROTOTYPE_STEP,
+                                decay=False, baselines=False)
+    return results["main"]
+
+
 # -- Experiment 3: interval labels (E.1.2) --------------------------------------------------------------------------
 @dataclasses.dataclass
 class IntervalResult:
@@ -266,6 +291,24 @@ def interval_experiment(size: IntervalSizes, run) -> IntervalResult:
         cos_init=max_cosine(init.W, v),
         cos_pred=torch.tensor(preds, dtype=torch.float64), cos_sd=torch.tensor(sds, dtype=torch.float64),
         probes=probes)
+
+
+# -- Appendix E.2.3: the sample size ------------------------------------------------------------------------------
+def source_ratio_sample(source_n: int, size: ParitySizes) -> int:
+    """The sample with the source's background-to-sample ratio: (D - k)/n = (100 - 5)/source_n."""
+    return round(source_n * (size.D - size.k) / (100 - 5))
+
+
+def sample_size_experiment(size: FeatureEmergenceSizes, run) -> dict[int, GroupResult]:
+    """Appendix E.2.3 (Table 5), keyed by the source's n: for each of its samples, our sample at the same (D - k)/n
+    (:func:`source_ratio_sample`) and the source's width, one batched program each (the widths differ)."""
+    out = {}
+    for source_n, m in zip(size.samples.source_ns, size.samples.widths, strict=True):
+        sizes = dataclasses.replace(size.parity, n=source_ratio_sample(source_n, size.parity), m=m)
+        results, _ = parity_program([Group(f"n{source_n}", size.samples.seeds, size.parity.d)], sizes, run,
+                                    stream="sample size")
+        out[source_n] = results[f"n{source_n}"]
+    return out
 
 
 # -- Experiment 5: labels from a hidden representation (E.3.1) ------------------------------------------------------
@@ -450,45 +493,3 @@ def injection_experiment(size: InjectionSizes, run) -> InjectionResult:
 
     return InjectionResult(step=history["step"], real_acc=per_seed(history["real"]),
                            injected_acc=per_seed(history["injected"]), injected_label_share=share)
-
-
-# -- the chapter's runs ---------------------------------------------------------------------------------------------
-def parity_groups(size: FeatureEmergenceSizes) -> list[Group]:
-    """E.1.1 ("main") and the variants of E.2.1 (input dimension d = D and 20 D) and E.2.2 (class shares)."""
-    P, V = size.parity, size.variants
-    return [Group("main", P.seeds, P.d), Group("dim_small", V.seeds, V.dims[0], probes=False),
-            Group("dim_large", V.seeds, V.dims[1], probes=False),
-            Group("ratio_low", V.seeds, P.d, V.ratios[0], plain_steps=True),
-            Group("ratio_high", V.seeds, P.d, V.ratios[1], plain_steps=True)]
-
-
-def parity_experiment(size: FeatureEmergenceSizes, run) -> tuple[dict[str, GroupResult], Diagnostics]:
-    """Experiment 1 and the variants of Appendix E.2.1-E.2.2, one batched program (:func:`parity_program`)."""
-    return parity_program(parity_groups(size), size.parity, run)
-
-
-def prototype_stage_experiment(size: FeatureEmergenceSizes, run) -> GroupResult:
-    """Experiment 1's main group (the same streams: the same A, initialisation and samples) with the classifier
-    stage of the chapter notes' prototype, eta_a = ``PROTOTYPE_STEP`` constant, the recipe before the tuning; the
-    network only (no fixed-feature baselines)."""
-    P = size.parity
-    results, _ = parity_program([Group("main", P.prototype_seeds, P.d, probes=False)], P, run, eta_a=PROTOTYPE_STEP,
-                                decay=False, baselines=False)
-    return results["main"]
-
-
-def source_ratio_sample(source_n: int, size: ParitySizes) -> int:
-    """The sample with the source's background-to-sample ratio: (D - k)/n = (100 - 5)/source_n."""
-    return round(source_n * (size.D - size.k) / (100 - 5))
-
-
-def sample_size_experiment(size: FeatureEmergenceSizes, run) -> dict[int, GroupResult]:
-    """Appendix E.2.3 (Table 5), keyed by the source's n: for each of its samples, our sample at the same (D - k)/n
-    (:func:`source_ratio_sample`) and the source's width, one batched program each (the widths differ)."""
-    out = {}
-    for source_n, m in zip(size.samples.source_ns, size.samples.widths, strict=True):
-        sizes = dataclasses.replace(size.parity, n=source_ratio_sample(source_n, size.parity), m=m)
-        results, _ = parity_program([Group(f"n{source_n}", size.samples.seeds, size.parity.d)], sizes, run,
-                                    stream="sample size")
-        out[source_n] = results[f"n{source_n}"]
-    return out
