@@ -3,6 +3,7 @@ formulas of Lemma 12, the exactness of pattern coordinates, the batched program 
 reproducible), the probe, the sizes, and the injected-input protocol at toy sizes."""
 
 import dataclasses
+import math
 
 import pytest
 import torch
@@ -139,7 +140,7 @@ def test_the_batched_program_is_reproducible_and_its_groups_are_independent():
     assert diag.W["init"].shape == (12, 12) and diag.W["two"][:, 8:].abs().max() == 0
     summary = fe.group_summary(a["main"])
     assert summary["net"][0] == pytest.approx(float(a["main"].test_acc["net"][:, 0].mean()))
-    assert fe.group_summary(a["dim_small"])["net"][1] is None  # one seed: no standard error
+    assert math.isnan(fe.group_summary(a["dim_small"])["net"][1])  # one seed: no standard error
     # with the test-set size, one seed's accuracies carry their binomial standard error
     p = float(a["dim_small"].test_acc["net"][0, 0])
     assert fe.group_summary(a["dim_small"], 400)["net"][1] == pytest.approx((p * (1 - p) / 400) ** 0.5)
@@ -150,6 +151,7 @@ def test_the_batched_program_is_reproducible_and_its_groups_are_independent():
     assert est["probe_two"].null.value == summary["probe_init"][0]
     high = fe.group_estimates(fe.group_summary(a["ratio_high"]))
     assert high["net_leads_rf"].null.value <= 0  # the majority class never leads itself
+    assert high["net"].se is None  # one seed: nan in the summary, no standard error in the ledger
 
 
 def test_lead_bound_leaves_room_above_the_majority_rate():
@@ -221,3 +223,30 @@ def test_the_prototype_stage_trains_the_network_alone_on_main_s_streams():
     assert "net_beats_ntk" not in summary and "structure_drop" in summary
     claim = fe.prototype_claim(proto, 100, 1.0)
     assert claim["measured"].null.value == 0.5
+
+
+def test_figures_fit_the_column_and_read_at_9_points():
+    import matplotlib.pyplot as plt
+
+    from feature_learning.plotting.legibility import COLUMN_INCHES, problems
+
+    steps, seeds, g = 6, 2, torch.Generator().manual_seed(0)
+
+    def rand(*shape):
+        return torch.rand(*shape, generator=g, dtype=torch.float64)
+
+    history = {"step": torch.arange(steps) * 10} | {key: rand(steps, seeds, 2) for key in ("net", "ntk", "rf")}
+    group = fe.GroupResult(group=fe.Group("g", seeds, 8, 0.8), test_acc={}, test_hinge={}, max_cos={},
+                           majority=torch.full((seeds, 2), 0.8), probes={}, history=history)
+    W = {key: rand(12, 8) - 0.5 for key in ("init", "one", "two")}
+    mixture = fe.MixtureResult(8, 2, 1.0, 3, rand(seeds), rand(seeds, 4), rand(seeds, 4), rand(seeds, 4, 8) - 0.5,
+                               torch.tensor([[1.0, -1.0, 1.0, -1.0]] * seeds), rand(seeds, 12, 8) - 0.5,
+                               rand(seeds, 12, 8) - 0.5)
+    injection = fe.InjectionResult(torch.arange(steps), rand(steps, seeds, 2), rand(steps, seeds, 2), rand(10))
+    figures = [fe.accuracy_figure([("a", group, (0, 1))]),
+               fe.accuracy_figure([(str(i), group, (0,)) for i in range(4)]),
+               fe.mds_figure(W, torch.ones(8, dtype=torch.float64), ("+v", "-v")),
+               fe.mixture_figure([mixture] * 3), fe.injection_figure(injection)]
+    for fig in figures:
+        assert fig.get_size_inches()[0] <= COLUMN_INCHES + 1e-9 and problems(fig) == []
+        plt.close(fig)

@@ -18,7 +18,7 @@ def test_mixture_constants_and_the_experiment_numbers():
     pos, gamma, ephi = th.mixture_constants(5, p=th.p_o)
     assert sp.simplify(pos - half) == 0 and sp.simplify(gamma - (1 - th.p_o) / 2) == 0 and ephi == half
     assert th.best_threshold_accuracy(5) == sp.Rational(27, 32)
-    assert th.init_scales(5, 100, half)["sigma_a"] == 4 and th.sigma_tilde_sq(5, 100, half) == 25
+    assert th.init_scales(5, 100, half).sigma_a == 4 and th.sigma_tilde_sq(5, 100, half) == 25
     assert th.sq_query_bound(100, 5).evalf() == pytest.approx(211.1, abs=0.1)
 
 
@@ -57,11 +57,11 @@ def test_second_step_moments_against_a_resampled_sample(gen):
     cov = torch.cov(u.T, correction=0)
     proj = torch.eye(k, dtype=torch.float64) - torch.outer(g, g) / (g @ g)
     mom = th.second_step_moments(k, half, rho)
-    assert float(g @ g) == pytest.approx(float(mom["g_sq"]), rel=0.02)
-    assert float(torch.trace(proj @ cov @ proj)) == pytest.approx(float(mom["t_perp"]), rel=0.02)
-    assert float(alpha.pow(2).mean()) == pytest.approx(float(mom["alpha_sq"]), rel=0.01)
-    assert float(mom["alpha_sq"]) == pytest.approx(1 / (4 * 0.8 * 0.2))
-    assert sp.simplify(th.weighted_second_moment(rho) - mom["alpha_sq"]) == 0
+    assert float(g @ g) == pytest.approx(float(mom.g_sq), rel=0.02)
+    assert float(torch.trace(proj @ cov @ proj)) == pytest.approx(float(mom.t_perp), rel=0.02)
+    assert float(alpha.pow(2).mean()) == pytest.approx(float(mom.alpha_sq), rel=0.01)
+    assert float(mom.alpha_sq) == pytest.approx(1 / (4 * 0.8 * 0.2))
+    assert sp.simplify(th.weighted_second_moment(rho) - mom.alpha_sq) == 0
 
 
 def test_second_step_cosine_sd_against_monte_carlo(gen):
@@ -82,14 +82,14 @@ def test_mixture_cosine_closed_form_at_the_source_sizes():
 
 def test_interval_constants_against_scipy_and_a_sample(gen):
     exact = th.interval_constants(30, 20, sp.Rational(2, 3))
-    assert float(exact["pos_rate"]) == pytest.approx(stats.binom.sf(19, 30, 2 / 3), rel=1e-12)
+    assert float(exact.pos_rate) == pytest.approx(stats.binom.sf(19, 30, 2 / 3), rel=1e-12)
     task = SparseCodingTask(d=40, D=40, k=30, P=interval_set(20, 30), law="bernoulli", p_o=0.5, p_in=2 / 3)
     A = torch.arange(30)
     phi = task.sample_patterns(200_000, A, gen(4))
     y = count_labels(phi, A, task.P)
     gamma = (y * phi[:, 0]).mean() - y.mean() * phi[:, 0].mean()
-    assert float(gamma) == pytest.approx(float(exact["gamma"]), abs=4 / math.sqrt(200_000))
-    assert float(th.interval_constants(30, 20, half)["gamma"]) == pytest.approx(0.01865, abs=1e-5)
+    assert float(gamma) == pytest.approx(float(exact.gamma), abs=4 / math.sqrt(200_000))
+    assert float(th.interval_constants(30, 20, half).gamma) == pytest.approx(0.01865, abs=1e-5)
 
 
 def test_expected_max_normal_against_a_sample(gen):

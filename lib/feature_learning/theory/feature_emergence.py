@@ -69,12 +69,21 @@ def sigma_tilde_sq(k_sym=k, D_sym=D, p=p_o):
     return k_sym / 4 + (D_sym - k_sym) * p * (1 - p)
 
 
-def init_scales(k_sym=k, D_sym=D, p=p_o):
+@dataclasses.dataclass(frozen=True)
+class InitScales:
+    """The initialisation scales of Section 3.1 (SymPy expressions)."""
+
+    sigma_w: sp.Expr
+    sigma_b: sp.Expr
+    sigma_a: sp.Expr
+
+
+def init_scales(k_sym=k, D_sym=D, p=p_o) -> InitScales:
     """sigma_w = 1/k, sigma_b = 1/k^2, sigma_a = sigma~^2/(gamma k^2) with gamma = (1 - p_o)/2 (Section 3.1)."""
     k_sym, D_sym, p = sp.sympify(k_sym), sp.sympify(D_sym), sp.sympify(p)
     gamma = (1 - p) / 2
     sigma_a = sigma_tilde_sq(k_sym, D_sym, p) / (gamma * k_sym**2)
-    return {"sigma_w": 1 / k_sym, "sigma_b": 1 / k_sym**2, "sigma_a": sigma_a}
+    return InitScales(sigma_w=1 / k_sym, sigma_b=1 / k_sym**2, sigma_a=sigma_a)
 
 
 def expected_label_correlation(k_sym=k, D_sym=D, p=p_o):
@@ -107,7 +116,17 @@ def relevant_block_law(k_val: int, p=p_o):
     return out
 
 
-def second_step_moments(k_val: int, p=p_o, rho=None, labels=None) -> dict:
+@dataclasses.dataclass(frozen=True)
+class SecondStepMoments:
+    """The ingredients of the step-2 cosine (:func:`second_step_moments`), exact SymPy numbers or expressions."""
+
+    g_sq: sp.Expr  # ||g_A||^2
+    t_perp: sp.Expr  # trace of Cov(alpha_y y phi~_A) orthogonal to g
+    t_perp_sq: sp.Expr  # trace of its square
+    alpha_sq: sp.Expr  # E[alpha_y^2]
+
+
+def second_step_moments(k_val: int, p=p_o, rho=None, labels=None) -> SecondStepMoments:
     """The ingredients of the step-2 cosine for D_A^mix, derived from the law by exact enumeration (in units of
     1/sigma~^2, 1/sigma~^4): the signal ||g_A||^2 with g = E[alpha_y y phi~_A] - E[alpha_y y] E[phi~_A], and the
     trace ``t_perp`` and squared trace ``t_perp_sq`` of Cov(alpha_y y phi~_A) orthogonal to g; ``alpha_sq`` =
@@ -136,8 +155,8 @@ def second_step_moments(k_val: int, p=p_o, rho=None, labels=None) -> dict:
     proj = sp.eye(k_val) - g * g.T / g_sq
     c_perp = proj * cov * proj
     alpha_sq = sum(target[v] * weight[v] ** 2 for v in (1, -1))
-    return {"g_sq": g_sq, "t_perp": sp.simplify(c_perp.trace()), "t_perp_sq": sp.simplify((c_perp * c_perp).trace()),
-            "alpha_sq": sp.simplify(alpha_sq)}
+    return SecondStepMoments(g_sq=g_sq, t_perp=sp.simplify(c_perp.trace()),
+                             t_perp_sq=sp.simplify((c_perp * c_perp).trace()), alpha_sq=sp.simplify(alpha_sq))
 
 
 def enumerated_second_step_cosine(k_val: int, rho=None):
@@ -146,8 +165,8 @@ def enumerated_second_step_cosine(k_val: int, rho=None):
     weights, p_o = 1/2): what the closed form :func:`second_step_cosine` must equal."""
     p = p_o if rho is None else sp.Rational(1, 2)
     mom = second_step_moments(k_val, p, rho)
-    t_perp = mom["t_perp"] + (D - k_val) * mom["alpha_sq"] * p * (1 - p)
-    return second_step_cosine_general(mom["g_sq"], t_perp, n)
+    t_perp = mom.t_perp + (D - k_val) * mom.alpha_sq * p * (1 - p)
+    return second_step_cosine_general(mom.g_sq, t_perp, n)
 
 
 def expected_max_normal(m_val: int) -> tuple[float, float]:
@@ -169,11 +188,11 @@ def mixture_cosine_and_sd(k_val: int, D_val, n_val, p=None, rho=None) -> tuple[f
     added), at p_o = ``p`` (default 1/2): floats."""
     p = sp.Rational(1, 2) if p is None else sp.nsimplify(p)
     mom = second_step_moments(k_val, p, None if rho is None else sp.nsimplify(rho))
-    bg = mom["alpha_sq"] * p * (1 - p)
-    t_perp = mom["t_perp"] + (D_val - k_val) * bg
-    t_perp_sq = mom["t_perp_sq"] + (D_val - k_val) * bg**2
-    cos = second_step_cosine_general(mom["g_sq"], t_perp, n_val)
-    return float(cos), float(second_step_cosine_sd(mom["g_sq"], t_perp, t_perp_sq, n_val))
+    bg = mom.alpha_sq * p * (1 - p)
+    t_perp = mom.t_perp + (D_val - k_val) * bg
+    t_perp_sq = mom.t_perp_sq + (D_val - k_val) * bg**2
+    cos = second_step_cosine_general(mom.g_sq, t_perp, n_val)
+    return float(cos), float(second_step_cosine_sd(mom.g_sq, t_perp, t_perp_sq, n_val))
 
 
 g_norm, t_perp = sp.symbols(r"\|g\| t_\perp", positive=True)
@@ -208,7 +227,15 @@ def weighted_second_moment(rho):
 
 
 # -- interval labels (Appendix E.1.2) -------------------------------------------------------------------------------
-def interval_constants(k_val: int, low: int, p_in) -> dict:
+@dataclasses.dataclass(frozen=True)
+class IntervalConstants:
+    """Pr[y = +1] and gamma of the interval labels (:func:`interval_constants`), exact rationals."""
+
+    pos_rate: sp.Expr
+    gamma: sp.Expr
+
+
+def interval_constants(k_val: int, low: int, p_in) -> IntervalConstants:
     """Independent patterns with Pr[phi~_j = 1] = ``p_in`` on A and y = +1 iff sum_A phi~_j >= ``low`` (the interval
     [low, k] of E.1.2): Pr[y = +1] and gamma = E[y phi~_j] - E[y] E[phi~_j] (j in A), exactly (binomial sums).
     gamma > 0 even at p_in = 1/2 (no input structure): the label keeps a linear part."""
@@ -220,7 +247,7 @@ def interval_constants(k_val: int, low: int, p_in) -> dict:
     pos = tail(k_val, low)
     Ey = 2 * pos - 1
     Eyphi = p_in * (2 * tail(k_val - 1, low - 1) - 1)  # E[y phi_j] = p_in E[y | phi_j = 1]
-    return {"pos_rate": sp.nsimplify(pos), "gamma": sp.nsimplify(Eyphi - Ey * p_in)}
+    return IntervalConstants(pos_rate=sp.nsimplify(pos), gamma=sp.nsimplify(Eyphi - Ey * p_in))
 
 
 # -- the best halfspace on D_A^mix (derived; explains Theorem 2's gap at finite k) ----------------------------

@@ -1,0 +1,495 @@
+"""The chapter's runs: Experiment 1 and the variants of Appendix E.2 as one batched tensor program
+(:func:`parity_program`), batched over replicas (the seeds, the settings with and without input structure, the
+variants), then the experiments of E.1.2, E.2.3, E.3.1, E.3.2 and E.5, in the notebook's order."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from feature_learning.data.bases import orthonormal_dictionary
+from feature_learning.data.gaussian_mixture import hypercube_centres, hypercube_mixture
+from feature_learning.data.sparse_coding import (
+    HiddenRepresentationTask,
+    SparseCodingTask,
+    interval_set,
+    parity_set,
+)
+from feature_learning.experiments.feature_emergence.first_steps import class_weights, first_steps, two_steps
+from feature_learning.experiments.feature_emergence.sizes import (
+    PROBE_FIT,
+    PROTOTYPE_STEP,
+    FeatureEmergenceSizes,
+    HiddenSizes,
+    InjectionSizes,
+    IntervalSizes,
+    MixtureSizes,
+    ParitySizes,
+)
+from feature_learning.experiments.feature_emergence.stage import (
+    StageResult,
+    _stack_nets,
+    _unit_direction,
+    classifier_stage,
+    max_cosine,
+    paired_samples,
+    probe,
+    symmetric_init,
+)
+from feature_learning.measure.geometry import best_cosine_per_target, cosine_to
+from feature_learning.measure.metrics import argmax_accuracy, sign_accuracy
+from feature_learning.models.two_layer import (
+    TwoLayerNet,
+    init_lecun,
+    init_torch_default,
+)
+from feature_learning.theory.feature_emergence import (
+    interval_constants,
+    second_step_cosine_general,
+    second_step_cosine_sd,
+)
+from feature_learning.training.loop import OptimConfig, minibatches, train
+from feature_learning.training.losses import (
+    balance_and_confidence,
+    cross_entropy,
+    logistic,
+)
+
+
+# -- Experiment 1 and the variants of E.2: one batched program ------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Group:
+    """One setting of the batched parity program: ``seeds`` seeds, each with and without input structure, at input
+    dimension ``d``, with a share ``negative_ratio`` of class -1 (None: the law's balanced classes). Imbalanced
+    groups train with the class-weighted hinge (A.293; the general setting prescribes it for steps 1-2, and we
+    keep it in the classifier stage too); ``plain_steps`` also runs steps 1-2 with the plain hinge (an ablation,
+    probes only); ``probes`` fits the probes on the step-1 and step-2 features."""
+
+    name: str
+    seeds: int
+    d: int
+    negative_ratio: float | None = None
+    probes: bool = True
+    plain_steps: bool = False
+
+
+@dataclasses.dataclass
+class GroupResult:
+    """Per seed (rows) and setting (columns: with structure, without): accuracies and hinge losses on the test set,
+    best cosines with sum_A M_j, the majority rate; the probes (structure only) per seed; the test-accuracy curves
+    (L, S, 2) at ``history["step"]``."""
+
+    group: Group
+    test_acc: dict[str, torch.Tensor]  # "net", "ntk", "rf": (S, 2)
+    test_hinge: dict[str, torch.Tensor]
+    max_cos: dict[str, torch.Tensor]  # "init", "one", "two", "net": (S, 2)
+    majority: torch.Tensor  # (S, 2)
+    probes: dict[str, torch.Tensor]  # "one", "two" (and "two_plain"): (S,)
+    history: dict[str, torch.Tensor]
+
+
+@dataclasses.dataclass
+class Diagnostics:
+    """The first seed of the first group, with structure (and without, where named): the weights after 0, 1 and 2
+    steps in the coordinates of R^d = span(M) + its complement (for Figure 2), the direction sum_A M_j there, the
+    step-1 weights' signal-to-background ratio on A (Lemma 15) with and without structure, and the spread of
+    |cos(w_i, sum_A M_j)| over the units after two steps."""
+
+    W: dict[str, torch.Tensor]  # (2m, d)
+    v: torch.Tensor  # (d,)
+    snr_one: torch.Tensor  # (2,)
+    cos_spread_two: float
+
+
+def _snr(W: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
+    """Mean |w_j| over j in A over the root-mean-square w_j off A (pattern coordinates; Lemma 15's T_j)."""
+    mask = torch.zeros(W.shape[-1], dtype=torch.bool)
+    mask[A] = True
+    T = W.abs()
+    return T[..., mask].mean((-1, -2)) / T[..., ~mask].pow(2).mean((-1, -2)).sqrt()
+
+
+def parity_program(groups: list[Group], size: ParitySizes, run, *, stream: str = "parity", **stage) -> tuple[
+        dict[str, GroupResult], Diagnostics]:
+    """E.1.1 (and the variants of E.2) for every group and seed as one batched program: replica 2 r with input
+    structure and 2 r + 1 without, sharing A and the initialisation; each seed of each group its own named stream
+    (``run.generator(stream, group.name, seed)``) for A, the initialisation and the samples. Two full-batch steps
+    (the schedule of Theorem 26), probes on the features after steps 1 and 2, then the classifier stage with the
+    fixed-feature baselines (:func:`classifier_stage`)."""
+    task = SparseCodingTask(size.D, size.D, size.k, parity_set(size.k), p_o=size.p_o)
+    sigma_tilde, gamma = task.sigma_tilde(), (1 - size.p_o) / 2
+    inits, perps, vs, data, weighted, owners, As = [], [], [], [], [], [], []
+    for group in groups:
+        for s in range(group.seeds):
+            g = run.generator(stream, group.name, s)
+            A = task.relevant_set(g)
+            net, perp = symmetric_init(size.k, size.D, group.d, size.m, sigma_tilde, gamma, g)
+            inits.append(net), perps.append(perp), vs.append(_unit_direction(size.D, A)), As.append(A)
+            data.append(paired_samples(task, A, size.n, size.n_test, g, group.negative_ratio))
+            weighted += [group.negative_ratio is not None] * 2
+            owners.append(group.name)
+    device = run.device
+    # float32: the steps' gradients are O(1) sums (float64 changes w^(2) by 1e-6 relative); only the step-one
+    # features, whose variation is 1e-10 of their value, are evaluated in float64 (:func:`_probe_rows`)
+    init = _stack_nets(inits, 2).to(dtype=torch.float32, device=device)
+    v = torch.stack(vs).repeat_interleave(2, 0).to(device)
+    perp_sq = torch.cat([p.pow(2).sum(-1) for p in perps]).repeat_interleave(2, 0).to(device)
+    batch = {key: torch.cat([d[key] for d in data]).to(dtype=torch.float32, device=device) for key in data[0]}
+    batch["alpha"] = class_weights(batch["y"], torch.tensor(weighted, device=device))
+    steps = first_steps(size.k, size.m, sigma_tilde, gamma)
+    one, two = two_steps(init, batch["x"], batch["y"], steps, batch["alpha"])
+    cos = {"init": max_cosine(init.W, v, perp_sq), "one": max_cosine(one.W, v), "two": max_cosine(two.W, v)}
+    # probes on the structured replicas: step one for balanced groups, step two for every group that asks
+    probes = {}
+    by_name = {g.name: g for g in groups}
+    rows = {"one": [2 * r for r, name in enumerate(owners) if by_name[name].probes and by_name[name].negative_ratio
+                    is None],
+            "two": [2 * r for r, name in enumerate(owners) if by_name[name].probes]}
+    rows["init"] = rows["one"]  # the random features at initialisation: the probe is their own optimum
+    for key, net in (("init", init), ("one", one), ("two", two)):
+        if rows[key]:
+            probes[key] = _probe_rows(net, batch, torch.tensor(rows[key], device=device))
+    rows["two_plain"] = plain_rows = [2 * r for r, name in enumerate(owners) if by_name[name].plain_steps]
+    if plain_rows:
+        idx = torch.tensor(plain_rows, device=device)
+        sub = {key: value[idx] for key, value in batch.items()}
+        sub_init = dataclasses.replace(init, W=init.W[idx], b=init.b[idx], a=init.a[idx])
+        _, plain_two = two_steps(sub_init, sub["x"], sub["y"], steps)  # alpha = 1: the plain hinge
+        probes["two_plain"] = _probe_rows(plain_two, sub, torch.arange(len(plain_rows), device=device))
+    stage = classifier_stage(two, init, batch, k=size.k, steps=size.steps, batch=size.batch,
+                             log_every=size.log_every, generator=run.generator(stream, "stage"), **stage)
+    cos["net"] = max_cosine(stage.net.W, v)
+    yt = batch["y_test"]
+    majority = torch.maximum((yt > 0).double().mean(-1), (yt < 0).double().mean(-1)).cpu()
+    results = _split_groups(groups, stage, cos, majority, probes, rows)
+    # the diagnostics of the first seed (Figure 2): weights in R^d = span(M) + complement, M = I on the first D axes
+    pad = perps[0][0].shape[-1]
+    cos_two_abs = cosine_to(two.W[:1].double(), v[0]).abs()
+
+    def full(W, with_perp=False):
+        rest = perps[0][0] if with_perp else torch.zeros(W.shape[0], pad, dtype=torch.float64)
+        return torch.cat([W.detach().double().cpu(), rest], -1)
+
+    diag = Diagnostics(
+        W={"init": full(init.W[0], True), "one": full(one.W[0]), "two": full(two.W[0])},
+        v=torch.cat([vs[0], torch.zeros(pad, dtype=torch.float64)]),
+        snr_one=_snr(one.W[:2].detach().cpu(), As[0]),
+        cos_spread_two=float(cos_two_abs.max() - cos_two_abs.min()))
+    return results, diag
+
+
+def _split_groups(groups: list[Group], stage: StageResult, cos: dict, majority: torch.Tensor, probes: dict,
+                  rows: dict) -> dict[str, GroupResult]:
+    """The replicas of the batched program, group by group: (S, 2) per group (seed, setting)."""
+    results, start = {}, 0
+    for group in groups:
+        stop = start + 2 * group.seeds
+
+        def pick(t, lo=start, hi=stop):
+            return t[lo:hi].reshape(-1, 2, *t.shape[1:])
+
+        group_probes = {}
+        for key, value in probes.items():
+            kept = [i for i, r in enumerate(rows[key]) if start <= r < stop]
+            if kept:
+                group_probes[key] = value[kept]
+        history = {"step": stage.history["step"]}
+        for name in stage.test_acc:
+            curve = stage.history[name][:, start:stop]
+            history[name] = curve.reshape(curve.shape[0], -1, 2)
+        results[group.name] = GroupResult(
+            group=group, test_acc={key: pick(val) for key, val in stage.test_acc.items()},
+            test_hinge={key: pick(val) for key, val in stage.test_hinge.items()},
+            max_cos={key: pick(val) for key, val in cos.items()}, majority=pick(majority),
+            probes=group_probes, history=history)
+        start = stop
+    return results
+
+
+def _probe_rows(net: TwoLayerNet, batch: dict[str, torch.Tensor], idx: torch.Tensor) -> torch.Tensor:
+    """:func:`probe` on the features of the replicas ``idx``, evaluated in float64 (the step-one features vary at
+    the 1e-10 scale of their value)."""
+    sub = dataclasses.replace(net, W=net.W[idx], b=net.b[idx], a=net.a[idx]).to(torch.float64)
+    x, xt = batch["x"][idx, :PROBE_FIT].double(), batch["x_test"][idx].double()
+    return probe(sub.features(x), batch["y"][idx, :PROBE_FIT], sub.features(xt), batch["y_test"][idx])
+
+
+# -- Experiment 1, its prototype stage and the variants of E.2.1-E.2.2: the chapter's parity runs ---------------
+def parity_groups(size: FeatureEmergenceSizes) -> list[Group]:
+    """E.1.1 ("main") and the variants of E.2.1 (input dimension d = D and 20 D) and E.2.2 (class shares)."""
+    P, V = size.parity, size.variants
+    return [Group("main", P.seeds, P.d), Group("dim_small", V.seeds, V.dims[0], probes=False),
+            Group("dim_large", V.seeds, V.dims[1], probes=False),
+            Group("ratio_low", V.seeds, P.d, V.ratios[0], plain_steps=True),
+            Group("ratio_high", V.seeds, P.d, V.ratios[1], plain_steps=True)]
+
+
+def parity_experiment(size: FeatureEmergenceSizes, run) -> tuple[dict[str, GroupResult], Diagnostics]:
+    """Experiment 1 and the variants of Appendix E.2.1-E.2.2, one batched program (:func:`parity_program`)."""
+    return parity_program(parity_groups(size), size.parity, run)
+
+
+def prototype_stage_experiment(size: FeatureEmergenceSizes, run) -> GroupResult:
+    """Experiment 1's main group (the same streams: the same A, initialisation and samples) with the classifier
+    stage of the chapter notes' prototype, eta_a = ``PROTOTYPE_STEP`` constant, the recipe before the tuning; the
+    network only (no fixed-feature baselines)."""
+    P = size.parity
+    results, _ = parity_program([Group("main", P.prototype_seeds, P.d, probes=False)], P, run, eta_a=PROTOTYPE_STEP,
+                                decay=False, baselines=False)
+    return results["main"]
+
+
+# -- Experiment 3: interval labels (E.1.2) --------------------------------------------------------------------------
+@dataclasses.dataclass
+class IntervalResult:
+    """With structure (index 0) and without (1): the exact positive rate and gamma of the law, the test positive
+    rate, the best cosine with sum_A M_j after two steps with its derived prediction and standard deviation, and
+    probes on the random features at initialisation and on the two-step features."""
+
+    pos_rate: torch.Tensor  # (2,) exact
+    gamma: torch.Tensor  # (2,) exact
+    test_pos_rate: torch.Tensor  # (2,)
+    cos_two: torch.Tensor  # (2,)
+    cos_init: torch.Tensor  # (2,): the same units at initialisation (the null of the step-2 cosines)
+    cos_pred: torch.Tensor  # (2,)
+    cos_sd: torch.Tensor  # (2,)
+    probes: dict[str, torch.Tensor]  # "init", "two": (2,)
+
+
+def interval_experiment(size: IntervalSizes, run) -> IntervalResult:
+    """E.1.2: y = +1 iff sum_A phi~ in [low, k]; Pr[phi~_j = 1] = p_in on A and 1/2 elsewhere (with structure) or
+    1/2 everywhere (without). Two full-batch steps with the theorem's schedule (gamma of the structured law, exact,
+    for the initialisation scale and eta^(1), in both settings), in pattern coordinates, then probes."""
+    k = size.k
+    task = SparseCodingTask(size.D, size.D, k, interval_set(size.low, k), law="bernoulli", p_o=0.5, p_in=size.p_in)
+    exact = [interval_constants(k, size.low, p) for p in (size.p_in, 0.5)]
+    gamma = float(exact[0].gamma)
+    g = run.generator("interval")
+    A = task.relevant_set(g)
+    net, _ = symmetric_init(k, size.D, size.D, size.m, task.sigma_tilde(), gamma, g)
+    data = {key: value.to(run.device) for key, value in paired_samples(task, A, size.n, size.n_test, g).items()}
+    init = _stack_nets([net], 2).to(device=run.device)
+    _, two = two_steps(init, data["x"], data["y"], first_steps(k, size.m, task.sigma_tilde(), gamma))
+    v = _unit_direction(size.D, A).to(run.device)
+    preds, sds = [], []
+    for p_in, law, member in ((size.p_in, exact[0], task), (0.5, exact[1], task.without_structure())):
+        var_sq = member.sigma_tilde() ** 2
+        gam, v_in, v_out = float(law.gamma), p_in * (1 - p_in), 0.25
+        g_sq = k * gam**2 / var_sq
+        t_perp = ((k - 1) * v_in + (size.D - k) * v_out) / var_sq
+        t_perp_sq = ((k - 1) * v_in**2 + (size.D - k) * v_out**2) / var_sq**2
+        preds.append(float(second_step_cosine_general(g_sq, t_perp, size.n)))
+        sds.append(float(second_step_cosine_sd(g_sq, t_perp, t_perp_sq, size.n)))
+    probes = {name: probe(net_.features(data["x"]), data["y"], net_.features(data["x_test"]), data["y_test"],
+                          n_fit=size.n_probe) for name, net_ in (("init", init), ("two", two))}
+    yt = data["y_test"]
+    return IntervalResult(
+        pos_rate=torch.tensor([float(e.pos_rate) for e in exact], dtype=torch.float64),
+        gamma=torch.tensor([float(e.gamma) for e in exact], dtype=torch.float64),
+        test_pos_rate=(yt > 0).double().mean(-1).cpu(), cos_two=max_cosine(two.W, v),
+        cos_init=max_cosine(init.W, v),
+        cos_pred=torch.tensor(preds, dtype=torch.float64), cos_sd=torch.tensor(sds, dtype=torch.float64),
+        probes=probes)
+
+
+# -- Appendix E.2.3: the sample size ------------------------------------------------------------------------------
+def source_ratio_sample(source_n: int, size: ParitySizes) -> int:
+    """The sample with the source's background-to-sample ratio: (D - k)/n = (100 - 5)/source_n."""
+    return round(source_n * (size.D - size.k) / (100 - 5))
+
+
+def sample_size_experiment(size: FeatureEmergenceSizes, run) -> dict[int, GroupResult]:
+    """Appendix E.2.3 (Table 5), keyed by the source's n: for each of its samples, our sample at the same (D - k)/n
+    (:func:`source_ratio_sample`) and the source's width, one batched program each (the widths differ)."""
+    out = {}
+    for source_n, m in zip(size.samples.source_ns, size.samples.widths, strict=True):
+        sizes = dataclasses.replace(size.parity, n=source_ratio_sample(source_n, size.parity), m=m)
+        results, _ = parity_program([Group(f"n{source_n}", size.samples.seeds, size.parity.d)], sizes, run,
+                                    stream="sample size")
+        out[source_n] = results[f"n{source_n}"]
+    return out
+
+
+# -- Experiment 5: labels from a hidden representation (E.3.1) ------------------------------------------------------
+@dataclasses.dataclass
+class HiddenResult:
+    """Units' cosines with M E[y z] after 0, 1, 2 steps (2m,), their weights in R^d for Figure 15, the direction,
+    the derived prediction of the step-2 cosine with its standard deviation, probes on the initial and two-step
+    features, the positive rate and the gamma used by the schedule."""
+
+    cos: dict[str, torch.Tensor]
+    W: dict[str, torch.Tensor]
+    u: torch.Tensor
+    cos_pred: float
+    cos_sd: float
+    probes: dict[str, float]
+    pos_rate: float
+    gamma: float
+
+
+def hidden_representation_experiment(size: HiddenSizes, run) -> HiddenResult:
+    """E.3.1 with the source's d, D, k and codes per label, ``size.n`` training and as many test samples, 2m units,
+    in pattern coordinates (the units' component orthogonal to span(M) kept for the initial cosines). The two
+    full-batch steps use the theorem's schedule with gamma = ||E[y phi~_A]|| / sqrt(k) (our choice: the source's
+    gamma is one number because every relevant pattern correlates equally with the label in D_A^mix; here the
+    correlations differ per pattern, and this is their root mean square). The derived cosine uses the drawn codes'
+    exact covariance of y z (:func:`feature_learning.theory.feature_emergence.second_step_cosine_general`)."""
+    task = HiddenRepresentationTask(size.d, size.D, size.k, size.per_label, p_o=0.5)
+    g = run.generator("hidden")
+    codes, labels = task.codes(g)
+    A = torch.randperm(task.D, generator=g)[: task.k].sort().values
+    eye = torch.eye(task.D, dtype=torch.float64)
+    x, y, _ = task.sample(size.n, eye, A, codes, labels, g)
+    xt, yt, _ = task.sample(size.n, eye, A, codes, labels, g)
+    x, y, xt, yt = (t[None].to(run.device) for t in (x, y, xt, yt))
+    sigma_tilde = task.sigma_tilde(codes)
+    corr = task.label_correlation(A, codes, labels)  # E[y z] in pattern coordinates
+    gamma = float(corr.norm()) * sigma_tilde / task.k**0.5
+    init, perp = symmetric_init(task.k, task.D, task.d, size.m, sigma_tilde, gamma, g)
+    init = init.to(device=run.device)
+    one, two = two_steps(init, x, y, first_steps(task.k, size.m, sigma_tilde, gamma))
+    sigma_z = task.pattern_covariance(A, codes) / sigma_tilde**2
+    g_sq = float(corr @ corr)
+    proj = torch.eye(task.D, dtype=torch.float64) - torch.outer(corr, corr) / g_sq
+    c_perp = proj @ sigma_z @ proj  # Cov(y z) = Sigma_z - g g^T, restricted to the complement of g
+    t_perp, t_perp_sq = float(torch.trace(c_perp)), float(torch.trace(c_perp @ c_perp))
+    pad = torch.zeros(2 * size.m, task.d - task.D, dtype=torch.float64)
+    W = {"init": torch.cat([init.W[0].detach().cpu(), perp[0]], -1),
+         "one": torch.cat([one.W[0].detach().cpu(), pad], -1), "two": torch.cat([two.W[0].detach().cpu(), pad], -1)}
+    u_full = torch.cat([corr, torch.zeros(task.d - task.D, dtype=torch.float64)])
+    probes = {name: float(probe(net.features(x), y, net.features(xt), yt, n_fit=min(size.n, 2000))[0])
+              for name, net in (("init", init), ("two", two))}
+    return HiddenResult(
+        cos={key: cosine_to(W[key][None], u_full)[0] for key in W}, W=W, u=u_full,
+        cos_pred=float(second_step_cosine_general(g_sq, t_perp, size.n)),
+        cos_sd=float(second_step_cosine_sd(g_sq, t_perp, t_perp_sq, size.n)), probes=probes,
+        pos_rate=float((yt > 0).double().mean()), gamma=gamma)
+
+
+# -- Experiment 5: the Gaussian hypercube mixture (E.3.2) -----------------------------------------------------------
+@dataclasses.dataclass
+class MixtureResult:
+    """One setting of Table 6, per seed: test accuracy (S,), the best cosine of a neuron with each cluster centre at
+    initialisation and after training (S, 2^k), the centres and their labels, the first-layer weights (Figure 16)."""
+
+    d: int
+    k: int
+    sigma_r: float
+    epochs: int
+    acc: torch.Tensor
+    best_init: torch.Tensor
+    best: torch.Tensor
+    centres: torch.Tensor
+    centre_labels: torch.Tensor
+    W_init: torch.Tensor
+    W: torch.Tensor
+
+
+def gaussian_mixture_experiment(size: MixtureSizes, run) -> list[MixtureResult]:
+    """E.3.2 for each setting of ``size.experiments``: a two-layer ReLU network of width ``size.width`` (PyTorch's
+    default initialisation, both layers trained) on the hypercube Gaussian mixture of eq. (290), one replica per
+    seed, trained "as in typical practice" (the source's words; our choice: AdamW, logistic loss, mini-batches)."""
+    out = []
+    for e, (d, k, sigma_r, epochs) in enumerate(size.experiments):
+        g = run.generator("mixture", e)
+        S, n = size.seeds, size.n
+        Ms = [orthonormal_dictionary(d, k, g, dtype=torch.float32) for _ in range(S)]
+        train_set = [hypercube_mixture(n, M, sigma_r, g) for M in Ms]
+        test_set = [hypercube_mixture(size.n_test, M, sigma_r, g) for M in Ms]
+        x, y = (torch.stack([t[i] for t in train_set]).to(run.device) for i in (0, 1))
+        xt, yt = (torch.stack([t[i] for t in test_set]).to(run.device) for i in (0, 1))
+        centres, centre_labels = (torch.stack(t) for t in zip(*(hypercube_centres(M) for M in Ms), strict=True))
+        net = init_torch_default(S, d, size.width, generator=g, device=run.device)
+        W0 = net.W.detach().clone()
+        batch = minibatches(torch.arange(n), size.batch, g)
+
+        def loss(step, net=net, batch=batch, x=x, y=y):
+            idx = batch(step).to(run.device)
+            return logistic(net(x[:, idx]), y[:, idx]).mean(-1).sum()
+
+        train(net.parameters(), loss, OptimConfig(epochs * (n // size.batch), size.lr, betas=(0.9, 0.98), warmup=0),
+              description=f"mixture {e + 1}")
+        with torch.no_grad():
+            acc = sign_accuracy(net(xt), yt).cpu()
+        W = net.W.detach().cpu()
+        out.append(MixtureResult(d, k, sigma_r, epochs, acc, best_cosine_per_target(W0.cpu(), centres),
+                                 best_cosine_per_target(W, centres), centres, centre_labels, W0.cpu(), W))
+    return out
+
+
+# -- Experiment 6: injected inputs on the digits (E.5, Algorithm 1) -------------------------------------------------
+@dataclasses.dataclass
+class InjectionResult:
+    """The students' test accuracy against the teacher's labels over training: ``real_acc`` and ``injected_acc``
+    (L, S, 2) at ``step`` (L,), per seed of the students' initialisation and student (mixture, digits only); the
+    share of each class among the teacher's labels of the injected test inputs (10,)."""
+
+    step: torch.Tensor
+    real_acc: torch.Tensor
+    injected_acc: torch.Tensor
+    injected_label_share: torch.Tensor
+
+
+def injection_experiment(size: InjectionSizes, run) -> InjectionResult:
+    """Algorithm 1 / Appendix E.5 of Shi, Wei and Liang on bundled data:
+
+    1. a teacher FC(m_t) (one hidden layer, quadratic activation,
+       :func:`feature_learning.models.two_layer.init_lecun`) is trained on digits with the regulariser R1 + R2
+       (eqs. (291)-(293)) on Gaussian inputs with the digits' mean and covariance, so that its labels there are
+       balanced and confident;
+    2. the teacher relabels digits and Gaussian inputs;
+    3. two students FC(m_s) train on a mixture with a share ``alpha`` of Gaussian inputs and on digits only (the same
+       number of samples), from ``seeds`` initialisations each (one batched program); their test accuracy against
+       the teacher is tracked on fresh digits and fresh Gaussians.
+
+    Deviation: the source chooses the teacher's size by the U-shaped part of a double-descent curve; here it is
+    given. The steps are AdamW (our choice; the source does not say)."""
+    from feature_learning.data.digits import gaussian_like, load_digits, random_split
+
+    g = run.generator("injection")
+    digits, target = load_digits()
+    train_idx, test_idx = random_split(len(digits), size.n_student, g)
+    x_train, y_train, x_test = digits[train_idx], target[train_idx], digits[test_idx]
+    u_train, u_test = gaussian_like(x_train, size.n_student, g), gaussian_like(x_train, size.n_student // 2, g)
+    d, classes = x_train.shape[1], int(target.max()) + 1
+    teacher = init_lecun(1, d, size.teacher_width, d_out=classes, generator=g)
+
+    def teacher_loss(step):
+        r1, r2 = balance_and_confidence(teacher(u_train))
+        return cross_entropy(teacher(x_train)[0], y_train).mean() + size.reg * (r1 + r2).sum()
+
+    train(teacher.parameters(), teacher_loss, OptimConfig(size.teacher_steps, size.lr, betas=(0.9, 0.98), warmup=1),
+          description="teacher")
+    with torch.no_grad():
+        def label(inputs):
+            return teacher(inputs)[0].argmax(-1)
+
+        y_real_train, y_real_test, y_inj_train, y_inj_test = (label(t) for t in (x_train, x_test, u_train, u_test))
+    n, n_inj = size.n_student, int(round(size.alpha * size.n_student))
+    pick_real = torch.randperm(len(x_train), generator=g)
+    pick_inj = torch.randperm(len(u_train), generator=g)[:n_inj]
+    mix_x = torch.cat([x_train[pick_real[: n - n_inj]], u_train[pick_inj]])
+    mix_y = torch.cat([y_real_train[pick_real[: n - n_inj]], y_inj_train[pick_inj]])
+    xs = torch.stack([mix_x, x_train[pick_real[:n]]] * size.seeds).to(run.device)
+    ys = torch.stack([mix_y, y_real_train[pick_real[:n]]] * size.seeds).to(run.device)
+    student = init_lecun(2 * size.seeds, d, size.student_width, d_out=classes, generator=g, device=run.device)
+    x_test, u_test = x_test.to(run.device), u_test.to(run.device)
+    y_real_test, y_inj_test = y_real_test.to(run.device), y_inj_test.to(run.device)
+
+    def student_loss(step):
+        return cross_entropy(student(xs), ys).mean(-1).sum()
+
+    def log(step):
+        return {"real": argmax_accuracy(student(x_test), y_real_test),
+                "injected": argmax_accuracy(student(u_test), y_inj_test)}
+
+    history = train(student.parameters(), student_loss,
+                    OptimConfig(size.student_steps, size.lr, betas=(0.9, 0.98), warmup=1),
+                    log_every=max(1, size.student_steps // 40), log_fn=log, description="students")
+    share = torch.bincount(y_inj_test.cpu(), minlength=classes).double() / len(y_inj_test)
+    def per_seed(curve):
+        return curve.reshape(curve.shape[0], size.seeds, 2)
+
+    return InjectionResult(step=history["step"], real_acc=per_seed(history["real"]),
+                           injected_acc=per_seed(history["injected"]), injected_label_share=share)
