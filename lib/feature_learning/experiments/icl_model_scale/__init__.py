@@ -7,7 +7,7 @@ transformers. Modules: :mod:`.sizes`, :mod:`.runs` (section 5.4), :mod:`.parity`
 :mod:`.figures` and :mod:`.sources` (the source map).
 """
 
-from .figures import (
+from feature_learning.experiments.icl_model_scale.figures import (
     best_rank_figure,
     flips_figure,
     parity_figure,
@@ -16,7 +16,7 @@ from .figures import (
     training_figure,
     transformer_flips_figure,
 )
-from .parity import (
+from feature_learning.experiments.icl_model_scale.parity import (
     Constructions,
     MinNorm,
     ParityRobustness,
@@ -26,7 +26,7 @@ from .parity import (
     parity_constructions,
     parity_robustness,
 )
-from .runs import (
+from feature_learning.experiments.icl_model_scale.runs import (
     FlipSweep,
     LossMC,
     RiskSweep,
@@ -48,7 +48,7 @@ from .runs import (
     train_rank_r_exact,
     train_rank_r_sgd,
 )
-from .sizes import (
+from feature_learning.experiments.icl_model_scale.sizes import (
     ALL_RANKS,
     BOOK,
     CI,
@@ -70,10 +70,10 @@ from .sizes import (
     TransformerSizes,
     override,
 )
-from .sources import (
+from feature_learning.experiments.icl_model_scale.sources import (
     SOURCE_MAP,
 )
-from .transformers import (
+from feature_learning.experiments.icl_model_scale.transformers import (
     TransformerSweep,
     tf_config,
     tf_prior,

@@ -5,14 +5,20 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from feature_learning.experiments.icl_model_scale.parity import Constructions, ParityRobustness
+from feature_learning.experiments.icl_model_scale.runs import (
+    FlipSweep,
+    RiskSweep,
+    ScoreSweep,
+    Setting,
+    Tradeoff,
+    Training,
+)
+from feature_learning.experiments.icl_model_scale.transformers import TransformerSweep
 from feature_learning.measure.statistics import mean_se
 from feature_learning.plotting.curves import Curve, Guide, Panel, plot_panels
 from feature_learning.plotting.legibility import COLUMN_INCHES, MIN_POINTS
 from feature_learning.theory import icl as theory
-
-from .parity import Constructions, ParityRobustness
-from .runs import FlipSweep, RiskSweep, ScoreSweep, Setting, Tradeoff, Training
-from .transformers import TransformerSweep
 
 COLUMN = COLUMN_INCHES - 0.05  # a figure as wide as the book's column (two panels side by side at most)
 LEGEND = MIN_POINTS  # the smallest legible font at that width

@@ -13,11 +13,10 @@ from scipy.optimize import minimize
 
 from feature_learning.book.profiles import Run
 from feature_learning.data.in_context import parity_population_features, parity_task_sets
+from feature_learning.experiments.icl_model_scale.sizes import ENERGY_M, ICLSizes
 from feature_learning.measure.in_context import mc_parity_accuracy, projection_energy
 from feature_learning.measure.statistics import Estimate
 from feature_learning.theory import icl as theory
-
-from .sizes import ENERGY_M, ICLSizes
 
 
 # -- sparse parity (section 5.5) --------------------------------------------------------------------------------------

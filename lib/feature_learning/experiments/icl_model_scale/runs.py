@@ -11,13 +11,12 @@ import torch
 from feature_learning.book.profiles import Run
 from feature_learning.data.bases import random_orthogonal
 from feature_learning.data.in_context import icl_regression_prompts
+from feature_learning.experiments.icl_model_scale.sizes import DTYPE, EVAL_TASK, SPECIAL_TASK, ICLSizes, SGDSizes
 from feature_learning.measure.in_context import mc_regression_risk
 from feature_learning.measure.statistics import Estimate, slope_se
 from feature_learning.models.linear_attention import lsa_population_loss
 from feature_learning.theory import icl as theory
 from feature_learning.training.loop import OptimConfig, train
-
-from .sizes import DTYPE, EVAL_TASK, SPECIAL_TASK, ICLSizes, SGDSizes
 
 
 # -- the regression setting ------------------------------------------------------------------------------------------

@@ -10,12 +10,11 @@ import torch
 
 from feature_learning.book.profiles import Run
 from feature_learning.data.in_context import icl_classification_tokens
+from feature_learning.experiments.icl_model_scale.sizes import BOOK, PRIOR_RULE, SIZE_BLIND, ICLSizes, TransformerSizes
 from feature_learning.measure.in_context import icl_flip_accuracy
 from feature_learning.measure.statistics import Estimate, Null, difference, mean_se, paired_difference
 from feature_learning.models.transformer import TransformerConfig, init_transformer
 from feature_learning.training.loop import OptimConfig, train
-
-from .sizes import BOOK, PRIOR_RULE, SIZE_BLIND, ICLSizes, TransformerSizes
 
 
 # -- the LLM analogue (section 5.6) ------------------------------------------------------------------------------------
