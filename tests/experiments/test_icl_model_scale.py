@@ -57,13 +57,6 @@ def test_min_norm_check_certifies_a_smaller_zero_loss_model():
     assert mn.certified(mn.found) and mn.ratio < 0.7
 
 
-def test_least_squares_slope_and_its_standard_error_match_numpy():
-    x, y, se = [0.0, 1.0, 4.0, 16.0], [1.0, 1.3, 2.1, 5.2], [0.1, 0.1, 0.1, 0.1]
-    slope, slope_se = ex.least_squares_slope(x, y, se)
-    fit, cov = np.polyfit(x, y, 1, w=1 / np.array(se), cov="unscaled")
-    assert slope == pytest.approx(fit[0]) and slope_se == pytest.approx(np.sqrt(cov[0, 0]))
-
-
 def test_reduction_check_is_float_rounding():
     run = start_run("ci", 0, "cpu")
     assert ex.reduction_check(ex.setting(ex.CI, run), run) < 1e-10

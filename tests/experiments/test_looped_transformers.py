@@ -7,16 +7,17 @@ import torch
 from feature_learning.book.profiles import start_run
 from feature_learning.data.in_context import gaussian_design
 from feature_learning.experiments import looped_transformers as ex
+from feature_learning.measure.statistics import ls_slope
 from feature_learning.theory import looped as theory
 
 
-def test_fitted_slopes_match_numpy_polyfit_on_the_reliable_part():
+def test_masked_slopes_match_numpy_polyfit_on_the_reliable_part():
     g = torch.Generator().manual_seed(0)
     t = torch.arange(60, dtype=torch.float64)[:, None]
     curves = -t * torch.tensor([[0.5, 1.5, 2.0]], dtype=torch.float64) + 0.1 * torch.randn(60, 3, generator=g,
                                                                                             dtype=torch.float64)
     curves = curves.clamp_min(-70.0)  # a float floor, as in the iterated error
-    slopes = ex.fitted_slopes(curves)
+    slopes = ls_slope(t[:, 0], curves, mask=curves > ex.FLOAT_RELIABLE)  # as figure_81 fits them
     for j in range(3):
         keep = (curves[:, j] > ex.FLOAT_RELIABLE).numpy()
         expected = np.polyfit(t[keep, 0].numpy(), curves[keep, j].numpy(), 1)[0]

@@ -15,7 +15,7 @@ import torch
 
 from feature_learning.book.profiles import Run, override
 from feature_learning.data.in_context import gaussian_design
-from feature_learning.measure.statistics import Estimate, Null, bootstrap_se, slope_se, smallest_step
+from feature_learning.measure.statistics import Estimate, Null, bootstrap_se, ls_slope, slope_se, smallest_step
 from feature_learning.models.linear_attention import (
     gd_construction,
     gd_iterates,
@@ -24,6 +24,7 @@ from feature_learning.models.linear_attention import (
     prompt_matrix,
 )
 from feature_learning.plotting.curves import Curve, Guide, Panel, plot_panels
+from feature_learning.plotting.legibility import COLUMN_INCHES, MIN_POINTS
 from feature_learning.theory import looped as theory
 from feature_learning.training.loop import OptimConfig, train
 
@@ -161,16 +162,6 @@ class Figure81Panel:
         return self.exact > FLOAT_RELIABLE
 
 
-def fitted_slopes(log_errors: torch.Tensor) -> torch.Tensor:
-    """Least-squares slope in t of each column of ``log_errors`` (T+1, B) over its reliable part (ln error above
-    ``FLOAT_RELIABLE``), vectorised over the columns."""
-    t = torch.arange(log_errors.shape[0], dtype=log_errors.dtype)[:, None]
-    w = (log_errors > FLOAT_RELIABLE).to(log_errors.dtype)
-    count = w.sum(0)
-    t_mean, e_mean = (w * t).sum(0) / count, (w * log_errors).sum(0) / count
-    return (w * (t - t_mean) * (log_errors - e_mean)).sum(0) / (w * (t - t_mean) ** 2).sum(0)
-
-
 @dataclasses.dataclass
 class Figure81:
     panels: list[Figure81Panel]
@@ -236,7 +227,8 @@ def figure_81(size: LoopedSizes, run: Run) -> Figure81:
         exact = theory.log_squared_distance_exact(X, theta, range(f.T + 1))
         many = theory.condition_numbers(gaussian_design(f.kappa_trials, n, size.d, run.generator("kappa", n), DTYPE)[0])
         Xs, _, thetas = gaussian_design(f.slope_prompts, n, size.d, run.generator("slopes", n), DTYPE)
-        slopes = fitted_slopes(query_row_errors(Xs, thetas, f.T))
+        log_errors = query_row_errors(Xs, thetas, f.T)  # (T+1, prompts); fit each column where it is reliable
+        slopes = ls_slope(torch.arange(f.T + 1, dtype=DTYPE), log_errors, mask=log_errors > FLOAT_RELIABLE)
         ratios = -slopes * theory.condition_numbers(Xs)
         root = math.sqrt(f.slope_prompts)
         panels.append(Figure81Panel(
@@ -450,7 +442,7 @@ def train_looped_transformer(d: int, s: TrainSizes, loops: int, generator: torch
         return (((-z[..., :d] * theta).sum(-1) - alpha) ** 2).mean(-1)
 
     history = train([Q, P, etas], lambda step: replica_losses(step).sum(),
-                    OptimConfig(steps=s.steps, lr=s.lr, warmup=20, schedule="cosine"),
+                    OptimConfig(steps=s.steps, lr=s.lr, betas=(0.9, 0.98), warmup=20, schedule="cosine"),
                     log_every=max(1, s.steps // 20), log_fn=lambda step: {"loss": replica_losses(step)})
     return Q.detach(), P.detach(), etas.detach(), history, initial
 
@@ -507,7 +499,7 @@ def best_ratio_null(few: TrainedLoop, many: TrainedLoop) -> Null:
 
 
 # -- figures ---------------------------------------------------------------------------------------------------------
-def plot_figure_81(result: Figure81):
+def figure_81_figure(result: Figure81):
     """Figure 8.1 redrawn: per n, the exact curves of the plotted prompts, the looped transformer's iterated mean,
     the source's bound -t/kappa and the tight 2t ln(1 - 1/kappa) at the mean kappa of the plotted prompts."""
     ts = result.ts
@@ -519,19 +511,20 @@ def plot_figure_81(result: Figure81):
                            kwargs=thick)],
                     f"n={p.n}, mean kappa={float(p.kappa.mean()):.2f}", "loop t",
                     r"$\ln(\|\theta^{(t)}-\theta^*\|^2/\|\theta^*\|^2)$" if i == 0 else "", ylim=(-250, 5),
-                    legend="lower left" if i == 0 else None)
+                    legend="lower left" if i == 0 else None, legend_size=MIN_POINTS)
               for i, p in enumerate(result.panels)]
-    return plot_panels(panels, width=3.2, height=3.2, sharey=True)
+    rows = [panels[k:k + 2] for k in range(0, len(panels), 2)]  # two panels a row: the book's column is 6.65 in
+    return plot_panels(rows, width=(COLUMN_INCHES - 0.05) / 2, height=3.2, sharey=True)
 
 
-def plot_error_against_context(rows: list[ContextRow], loops: int, target: float):
+def error_against_context_figure(rows: list[ContextRow], loops: int, target: float):
     """Median prediction error of the looped transformer after ``loops`` loops against n, with the median bound."""
     mine = [r for r in rows if r.loops == loops]
     ns = [r.n for r in mine]
     panel = Panel([Curve(ns, [float(r.error.median()) for r in mine], f"median error, T={loops}", "o-"),
                    Curve(ns, [float(r.bound.median()) for r in mine], r"median bound $e^{-T/(2\kappa)}$", "s--")],
                   xlabel="context size n", ylabel=r"$|\langle TF,\theta^*\rangle-\alpha|$",
-                  guides=[Guide(target, style="-")], xscale="log", yscale="log", legend_size=8)
+                  guides=[Guide(target, style="-")], xscale="log", yscale="log", legend_size=MIN_POINTS)
     return plot_panels([panel], width=5.0, height=3.4)
 
 

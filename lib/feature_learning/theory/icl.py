@@ -90,12 +90,25 @@ def eigenbasis_reduction():
     return sp.expand(remainder), sp.expand(eigen)
 
 
-def eigenbasis_loss(d: int = 3) -> dict:
+@dataclasses.dataclass(frozen=True)
+class EigenbasisLoss:
+    """The eigenbasis loss F(V) of :func:`eigenbasis_loss`, its completed square and their symbols."""
+
+    F: sp.Expr
+    square: sp.Expr
+    T: sp.Matrix
+    V: sp.Matrix
+    lams: tuple
+    N: sp.Symbol
+    v_stationary: list
+
+
+def eigenbasis_loss(d: int = 3) -> EigenbasisLoss:
     """Step 2: the eigenbasis loss F(V) = tilde-l(V, 1; D) for a generic V (derived, expanded), and its completed
     square 1/2 ||W - T||_F^2 - 1/2 sum_i T_ii^2 with W = D'^(1/2) D^(1/2) V D^(1/2) (entries
     sqrt(lam'_i lam_i lam_j) V_ij), T = diag(lam_i / sqrt(lam'_i)) and lam'_i = (1 + 1/N) lam_i + tr(D)/N (the
     notes' correction of eqs. D.1-D.3). rank W = rank V, so the rank-r problem is Eckart-Young's for the diagonal T.
-    Also the stationary point of F over the diagonal of V. Returns a dict of expressions and symbols."""
+    Also the stationary point of F over the diagonal of V."""
     N = sp.Symbol("N", positive=True)
     lams = sp.symbols(f"lambda_1:{d + 1}", positive=True)
     V = sp.Matrix(d, d, lambda i, j: sp.Symbol(f"V_{i + 1}{j + 1}"))
@@ -108,8 +121,7 @@ def eigenbasis_loss(d: int = 3) -> dict:
               - sp.Rational(1, 2) * sum(T[i, i] ** 2 for i in range(d)))
     diagonal = [V[i, i] for i in range(d)]
     stationary = sp.solve([sp.diff(F, v) for v in diagonal], diagonal, dict=True)[0]
-    return {"F": F, "square": sp.expand(square), "T": T, "V": V, "lams": lams, "N": N,
-            "v_stationary": [sp.simplify(stationary[v]) for v in diagonal]}
+    return EigenbasisLoss(F, sp.expand(square), T, V, lams, N, [sp.simplify(stationary[v]) for v in diagonal])
 
 
 def eigenbasis_loss_display():
@@ -120,7 +132,19 @@ def eigenbasis_loss_display():
             - sp.Sum(lam[i] ** 2 * V[i, i], (i, 1, d)))
 
 
-def rank_r_optimum() -> dict:
+@dataclasses.dataclass(frozen=True)
+class RankROptimum:
+    """Per eigen-direction (:func:`rank_r_optimum`): lam', T_ii, g, dg/dlam, v* and the symbols (lam, tr D, N)."""
+
+    lam_p: sp.Expr
+    T: sp.Expr
+    g: sp.Expr
+    dg: sp.Expr
+    v_star: sp.Expr
+    symbols: tuple
+
+
+def rank_r_optimum() -> RankROptimum:
     """Step 3, per eigen-direction: T_ii = lam / sqrt(lam'), the loss reduction g(lam) = T_ii^2 of keeping the
     direction (twice the reduction; the source's g), its derivative (positive for lam > 0: Eckart-Young keeps the
     r largest lam), and the kept entry v* = T_ii / (sqrt(lam') lam), i.e. W = T on the kept directions."""
@@ -128,16 +152,16 @@ def rank_r_optimum() -> dict:
     lam_p = (1 + 1 / N) * lam + trD / N
     T = lam / sp.sqrt(lam_p)
     g = sp.simplify(T**2)
-    return {"lam_p": lam_p, "T": T, "g": g, "dg": sp.factor(sp.diff(g, lam)),
-            "v_star": sp.simplify(T / (sp.sqrt(lam_p) * lam)), "symbols": (lam, trD, N)}
+    return RankROptimum(lam_p, T, g, sp.factor(sp.diff(g, lam)), sp.simplify(T / (sp.sqrt(lam_p) * lam)),
+                        (lam, trD, N))
 
 
 def rank_r_loss_display():
     """L_r = tr(D)/2 - (1/2) sum_{i <= r} g(lambda_i): C plus the minimum of F (indexed, for display)."""
     i, r = sp.symbols("i r", integer=True, positive=True)
     opt = rank_r_optimum()
-    lam, trD, _ = opt["symbols"]
-    return sp.Rational(1, 2) * trD - sp.Rational(1, 2) * sp.Sum(opt["g"].subs(lam, sp.IndexedBase(r"\lambda")[i]),
+    lam, trD, _ = opt.symbols
+    return sp.Rational(1, 2) * trD - sp.Rational(1, 2) * sp.Sum(opt.g.subs(lam, sp.IndexedBase(r"\lambda")[i]),
                                                               (i, 1, r))
 
 
@@ -345,11 +369,6 @@ def parity_population(V: torch.Tensor, a: torch.Tensor, pairs, gamma: float):
     hinge = torch.relu(1 - margin) * wts
     per_task = torch.zeros(len(pairs), dtype=torch.float64).index_add_(0, task, hinge)
     return per_task, margin, task
-
-
-def projector(D: torch.Tensor) -> torch.Tensor:
-    """Orthogonal projector onto the column span of D (pseudo-inverse; D has +- duplicate columns, Thm 5.5.2)."""
-    return D @ torch.linalg.pinv(D)
 
 
 def parity_construction_symbolic(nu2: int, nu_scale=None, gamma=None) -> tuple[sp.Matrix, list[int]]:
