@@ -240,7 +240,7 @@ def theory_checks(size: ContaminationSizes, run: Run, exp: ReluVsLinear) -> Theo
     background norm) and the initial both-positive fraction (closed form against the run and a large sample)."""
     c = size.classification
     act = theory.activation_probability()
-    sigma = float(act["sigma"])
+    sigma = float(act.sigma)
     data = exp.relu.data
 
     def clt(W):
@@ -260,12 +260,12 @@ def theory_checks(size: ContaminationSizes, run: Run, exp: ReluVsLinear) -> Theo
     mc_error = max(float((m_ - e).abs().max()) for m_, e in zip(measured, exact, strict=True))
     mc_sd = float(max((e * (1 - e)).clamp_min(0).div(min(n_class)).sqrt().max() for e in exact))
     mom = theory.uniform_moments()
-    be = 0.56 * float(mom["berry_esseen"].subs(mom["n"], c.d0))
+    be = 0.56 * float(mom.berry_esseen.subs(mom.n, c.d0))
 
     ood = theory.ood_hinge_estimate()
-    ratio = sp.lambdify((ood["c"], ood["b"], ood["d_core"], ood["d_bg"]), ood["ratio"])
+    ratio = sp.lambdify((ood.c, ood.b, ood.d_core, ood.d_bg), ood.ratio)
     r = ratio(exp.final("relu", "core"), exp.final("relu", "bg"), c.d_core, c.d_bg)
-    lower, upper = (sp.lambdify((ood["r"], ood["M"], ood["R_id"]), ood[k]) for k in ("lower", "upper"))
+    lower, upper = (sp.lambdify((ood.r, ood.M, ood.R_id), getattr(ood, k)) for k in ("lower", "upper"))
     (xi, yi), (xo, yo) = held_out_sets(data, size.checks.estimate_samples, run.generator("ood_estimate"), run.device)
     with torch.no_grad():
         out_id, out_ood = exp.relu.net(xi), exp.relu.net(xo)
@@ -294,7 +294,7 @@ def theory_checks(size: ContaminationSizes, run: Run, exp: ReluVsLinear) -> Theo
                                                                                    both_run.numel()),
         both_positive_mc=float(both_mc.mean()), both_positive_mc_se=binomial_se(float(both_mc.mean()),
                                                                                 both_mc.numel()),
-        both_positive_theory=float(frac["fraction"].subs({frac["d_core"]: c.d_core, frac["d_bg"]: c.d_bg})),
+        both_positive_theory=float(frac.fraction.subs({frac.d_core: c.d_core, frac.d_bg: c.d_bg})),
     )
 
 
@@ -373,8 +373,8 @@ def gradient_mechanism(size: ContaminationSizes, run: Run, exp: ReluVsLinear) ->
     x, y, _ = data.sample(size.checks.gradient_samples, generator=run.generator("gradient_samples"),
                           dtype=torch.float64, device=run.device)
     rates = theory.contamination_rates()
-    args = (rates["rho_plus"], rates["rho_minus"], rates["mu"], theory.m, theory.eta)
-    core_rate, bg_rate = (sp.lambdify(args, rates[k]) for k in ("core", "bg"))
+    args = (rates.rho_plus, rates.rho_minus, rates.mu, theory.m, theory.eta)
+    core_rate, bg_rate = (sp.lambdify(args, getattr(rates, k)) for k in ("core", "bg"))
     rows, panels, err, panel_step = [], [], 0.0, exp.snapshot_steps[2]
     for step, W in exp.relu.snapshots.items():
         net = dataclasses.replace(exp.relu.net, W=W).to(dtype=torch.float64)
