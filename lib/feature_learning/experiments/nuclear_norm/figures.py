@@ -11,6 +11,7 @@ from feature_learning.data.domain_shift import (
     spurious_2d,
 )
 from feature_learning.experiments.nuclear_norm.runs import Analogue, FiniteSample, Population, Toy
+from feature_learning.measure.statistics import mean_se
 from feature_learning.plotting.boundaries import linear_boundaries_2d
 from feature_learning.plotting.curves import Curve, Guide, Panel, grouped_bars, plot_panels
 
@@ -89,6 +90,7 @@ def erm_vs_nu_figure(analogues: list[Analogue], lam: float):
         for split, acc in (("ID", a.id_accuracy), ("OOD", a.ood_accuracy)):
             groups.append(f"{a.name} {split}")
             for key, row in (("ERM", acc[a.index(0.0)]), (f"ERM-NU (lambda={lam})", acc[a.index(lam)])):
-                values[key].append(float(row.mean()))
-                errors[key].append(float(row.std()) / math.sqrt(len(row)))
+                mean, se = mean_se(row.cpu().numpy())
+                values[key].append(mean)
+                errors[key].append(se)
     return grouped_bars(groups, values, ylabel="accuracy", errors=errors, ylim=(0.5, 1.02))

@@ -25,18 +25,13 @@ from feature_learning.experiments.nuclear_norm.sizes import (
     PopulationSizes,
     ToySizes,
 )
-from feature_learning.measure.metrics import argmax_accuracy
+from feature_learning.measure.metrics import argmax_accuracy, sign_accuracy
 from feature_learning.measure.rank import nuclear_norm, stable_rank
 from feature_learning.measure.statistics import Estimate, Null, mean_se, paired_difference, strictly_monotone_rate
 from feature_learning.models.two_layer import init_torch_default
 from feature_learning.theory import nuclear_norm as theory
 from feature_learning.training.convex import keep_top_k, logistic_ridge_newton, soft_threshold
 from feature_learning.training.loop import OptimConfig, train
-
-
-def accuracy(margins: torch.Tensor) -> float:
-    """Share of margins >= 0 (ties count as correct, eq. (E.42))."""
-    return float((margins >= 0).to(DTYPE).mean())
 
 
 # -- Experiment 1: the population optima -----------------------------------------------------------------------------
@@ -105,7 +100,9 @@ def block_optimum(s_r, s_u, ood_r, ood_u, r: int, d: int, lam: float) -> BlockOp
     """The two-parameter ERM-l2 problem (E.10) on sampled block sums, and the ID / OOD accuracy of its optimum."""
     penalty = torch.tensor([lam * r, lam * (d - r)], dtype=DTYPE)
     a, b = logistic_ridge_newton(torch.stack([s_r, s_u], 1), penalty).tolist()
-    return BlockOptimum(lam, a, b, accuracy(a * s_r + b * s_u), accuracy(a * ood_r + b * ood_u))
+    # margins y <z, w>: y = +1, and a tie counts as correct (eq. (E.42))
+    return BlockOptimum(lam, a, b, float(sign_accuracy(a * s_r + b * s_u, 1, ties=1.0)),
+                        float(sign_accuracy(a * ood_r + b * ood_u, 1, ties=1.0)))
 
 
 def full_optimum(z: torch.Tensor, lam: float, iterations: int = 500) -> torch.Tensor:
@@ -151,7 +148,7 @@ def population(size: NuclearSizes, run: Run) -> Population:
     for _ in range(p.rank_steps):
         w_rank = keep_top_k(w_rank - 0.5 * (logistic_grad(z, w_rank) + p.lambdas[0] * w_rank), p.r)
     z_ood = reweighting_features(p.full_samples, p.r, p.d, -p.gamma, run.generator("population_full_ood"))
-    rank_ood = accuracy(z_ood @ w_rank)
+    rank_ood = float(sign_accuracy(z_ood @ w_rank, 1, ties=1.0))
     sweep = []
     gs = run.generator("sweep")
     sweep_r = torch.rand(p.samples, p.sweep_r, generator=gs, dtype=DTYPE).sum(1)
@@ -214,8 +211,8 @@ def finite_sample(size: NuclearSizes, run: Run) -> FiniteSample:
 
     def method(name, setting, w, lam=float("nan"), batch=0):
         w = w.detach()
-        return Method(name, setting, w, accuracy(z_id @ w), accuracy(z_ood @ w),
-                      float(stable_rank(z_rank * w)), lam, batch)
+        return Method(name, setting, w, float(sign_accuracy(z_id @ w, 1, ties=1.0)),  # z carries y: margins
+                      float(sign_accuracy(z_ood @ w, 1, ties=1.0)), float(stable_rank(z_rank * w)), lam, batch)
 
     def gd(step_fn):
         w = torch.full((f.d,), f.init, dtype=DTYPE)
@@ -310,7 +307,8 @@ def toy_2d(size: NuclearSizes, run: Run) -> Toy:
                 u = A.T @ v
                 s = torch.linalg.svdvals(x @ A.T)
                 slope = float(u[1] / u[0])
-                results[name].append((slope, float(u[0]), accuracy(y_id * (x_id @ u)), accuracy(y_ood * (x_ood @ u)),
+                results[name].append((slope, float(u[0]), float(sign_accuracy(x_id @ u, y_id, ties=1.0)),
+                                      float(sign_accuracy(x_ood @ u, y_ood, ties=1.0)),
                                       theory.toy_2d_accuracies(slope, 0.7), theory.toy_2d_accuracies(slope, 0.3),
                                       float(s[1] / s[0])))
     runs = [ToyRun(name, *(torch.tensor(col, dtype=DTYPE) for col in zip(*rows, strict=True)))
