@@ -34,7 +34,6 @@ from feature_learning.experiments.nuclear_norm.runs import (  # noqa: F401
     SweepPoint,
     Toy,
     ToyRun,
-    accuracy,
     block_optimum,
     domain_analogue,
     evaluate,
