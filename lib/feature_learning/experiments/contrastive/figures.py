@@ -33,13 +33,13 @@ def tradeoff_figure(curves: list[TradeoffCurve], m: int, bound_Ts=(1, 2, 4, 8, 1
             Curve(list(c.ns), c.target[i].mean(-1), "target task", "o-", yerr=c.target[i].std(-1) / n),
             Curve(list(c.ns), c.average[i].mean(-1), f"average over {c.T} tasks", "s--",
                   yerr=c.average[i].std(-1) / n)],
-            xlabel="tasks in pre-training", ylabel=f"probe accuracy (m={m})", title=c.label, ticks_at_x=True,
-            legend_size=8))
+            xlabel="tasks in pre-training", ylabel=f"probe accuracy (m={m})", title=c.label, ticks_at_x=True))
     panels.append(Panel([Curve(list(bound_Ts), [theory.bound_ratio(T) for T in bound_Ts], r"$(T+1)/(2\sqrt{T})$",
                                "k.-")],
                         xlabel="T", ylabel="universal / specific bound", title="Prop. F.8", xscale="log",
-                        ticks_at_x=True, legend_size=8))
-    return plot_panels(panels, width=4.6, height=3.3)
+                        ticks_at_x=True))
+    rows = [panels[i:i + 2] for i in range(0, len(panels), 2)]  # two panels a row: the figure fits the column
+    return plot_panels(rows, width=3.3, height=3.0)
 
 
 def finetune_figure(f: Finetuned):
@@ -56,5 +56,5 @@ def finetune_figure(f: Finetuned):
               yerr=(P1.std(0) / math.sqrt(P1.shape[0])).tolist()),
         Curve(gammas, f.block("P2").mean(0).tolist(), "learned: other tasks' private features", "s"),
         Curve(gammas, f.block("S").mean(0).tolist(), "learned: shared features", "^"),
-    ], xlabel=r"$\gamma$", ylabel=r"mean $a_j^2$", title="contrastive fine-tuning on the target task",
-        legend_size=8)], width=4.6, height=3.3)
+    ], xlabel=r"$\gamma$", ylabel=r"mean $a_j^2$", title="contrastive fine-tuning on the target task")],
+        width=6.0, height=3.6)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from feature_learning.experiments.feature_contamination.runs import Mechanism, ReluVsLinear
 from feature_learning.experiments.feature_contamination.sizes import SOURCE_TIME
@@ -12,23 +13,19 @@ from feature_learning.plotting.neurons import neuron_trajectories
 
 
 def risks_figure(exp: ReluVsLinear) -> Figure:
-    """Figs. 3a-c and 8 redrawn: one row per network."""
-    def panel(title, curves, ylim=None):
-        return Panel([Curve(exp.time, values, label) for label, values in curves.items()], title, SOURCE_TIME,
-                     ylim=ylim)
-
-    rows = []
-    for name, r in (("ReLU", exp.relu), ("linear", exp.linear)):
-        h = r.history
-        rows.append([
-            panel(f"{name}: risks", {"ID hinge risk": h["id_hinge"], "OOD hinge risk": h["ood_hinge"]}, (-0.03, 1.1)),
-            panel(f"{name}: activation rate", {"positive class": h["p_pos"], "negative class": h["p_neg"]},
-                  (-0.03, 1.03)),
-            panel(f"{name}: mean weight per coordinate", {"core (oriented)": h["core"], "background": h["bg"]}),
-            panel(f"{name}: projection norms",
-                  {r"$\|P_{core}w_k\|$": h["core_norm"], r"$\|P_{bg}w_k\|$": h["bg_norm"]}),
-        ])
-    return plot_panels(rows, width=3.7, height=3.0)
+    """Figs. 3a-c and 8 redrawn: one row per quantity, the ReLU network on the left and the linear one on the right
+    (two panels a row, so that the figure fits the book's column)."""
+    nets = (("ReLU", exp.relu.history), ("linear", exp.linear.history))
+    quantities = [  # (title, y label, {legend: history key}, y limits)
+        ("risks", "hinge risk", {"ID": "id_hinge", "OOD": "ood_hinge"}, (-0.03, 1.1)),
+        ("activation rate", "share of inputs", {"positive class": "p_pos", "negative class": "p_neg"}, (-0.03, 1.03)),
+        ("mean weight per coordinate", "weight", {"core (oriented)": "core", "background": "bg"}, None),
+        ("projection norms", "norm", {r"$\|P_{core}w_k\|$": "core_norm", r"$\|P_{bg}w_k\|$": "bg_norm"}, None),
+    ]
+    rows = [[Panel([Curve(exp.time, h[key], label) for label, key in curves.items()], f"{name}: {title}",
+                   SOURCE_TIME, ylabel, ylim=ylim) for name, h in nets]
+            for title, ylabel, curves, ylim in quantities]
+    return plot_panels(rows, width=3.3, height=2.6)
 
 
 def neurons_figure(exp: ReluVsLinear) -> Figure:
@@ -38,16 +35,23 @@ def neurons_figure(exp: ReluVsLinear) -> Figure:
 
 
 def mechanism_figure(mech: Mechanism) -> Figure:
-    return measured_vs_predicted(mech.panels, xlabel="formula of Step 2", ylabel="autograd")
+    """The gradients of Step 2 against autograd, neuron by neuron (tick labels in scientific notation: the
+    gradients are of order 1e-4)."""
+    fig = measured_vs_predicted(mech.panels, xlabel="formula of Step 2", ylabel="autograd")
+    for ax in fig.axes:
+        ax.ticklabel_format(style="sci", scilimits=(-2, 3))
+        ax.xaxis.set_major_locator(MaxNLocator(4))
+    fig.tight_layout()
+    return fig
 
 
 def regression_figure(dist: Distillation) -> Figure:
     """Fig. 9 redrawn: ID and OOD regression error of the ReLU and the linear student (log scale)."""
     panels = [Panel([Curve(dist.time, r.history["id_mse"], "ID error"),
                      Curve(dist.time, r.history["ood_mse"], "OOD error")],
-                    f"{name} student", SOURCE_TIME, yscale="log")
+                    f"{name} student", SOURCE_TIME, "half squared error", yscale="log")
               for name, r in (("ReLU", dist.relu), ("linear", dist.linear))]
-    return plot_panels(panels, width=5.0, height=3.3)
+    return plot_panels(panels, width=3.3, height=3.0)
 
 
 def extension_figure(ext: ExtensionResult) -> Figure:

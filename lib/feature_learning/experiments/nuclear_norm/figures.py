@@ -23,7 +23,7 @@ def population_figure(pop: Population):
     p = pop.sizes
     lams = [o.lam for o in pop.optima]
     gaps = [s.gap for s in pop.sweep]
-    return plot_panels([
+    return plot_panels([[
         Panel([Curve(lams, [o.alpha for o in pop.optima], r"$\alpha$ (invariant)", "o-"),
                Curve(lams, [o.beta for o in pop.optima], r"$\beta$ (environmental)", "s-")],
               title=f"ERM-l2 optimum, r={p.r}, d={p.d}, gamma={p.gamma}", xlabel=r"$\lambda$", ylabel="weight",
@@ -32,11 +32,12 @@ def population_figure(pop: Population):
               title=r"$\alpha/\beta$ against Lemma 6.1(3)", xlabel=r"$\lambda$", ylabel="ratio", xscale="log",
               guides=[Guide(3 / (4 * p.gamma), r"$3/(4\gamma)$ (Lemma 6.1)", style="--"),
                       Guide(1 / (2 * p.gamma), r"$1/(2\gamma)$ (large-d heuristic)", style=":")], ylim=(0.9, 1.8)),
+    ], [
         Panel([Curve(gaps, [s.ood_accuracy for s in pop.sweep], "Monte Carlo", "o-"),
                Curve(gaps, [s.clt for s in pop.sweep], "CLT", "x--")],
               title=f"OOD accuracy of ERM-l2, r={p.sweep_r}, lambda={p.sweep_lambda}", xlabel="d - r",
               ylabel="OOD accuracy", guides=[Guide(p.sweep_r / p.gamma**2, r"$r/\gamma^2$ (Prop. 6.3)", axis="v")]),
-    ], height=3.2)
+    ]], width=3.3, height=3.2)  # two panels a row: the figure fits the book's column
 
 
 def finite_sample_figure(fs: FiniteSample):
@@ -64,7 +65,7 @@ def toy_figure(toy: Toy, run: Run, n: int = 800):
     for title, p in (("in distribution (P(b=+1)=0.7)", 0.7), ("out of distribution (P(b=+1)=0.3)", 0.3)):
         x, y = spurious_2d(n, p, run.generator("toy_plot", p))
         panels.append({"title": title, "x": x, "y": y, "lines": lines})
-    return linear_boundaries_2d(panels)
+    return linear_boundaries_2d(panels, width=3.3)
 
 
 def analogues_figure(analogues: list[Analogue]):
@@ -80,7 +81,7 @@ def analogues_figure(analogues: list[Analogue]):
             linthresh=1e-3, ylim=(0, 1.05), legend="lower left", guides=[Guide(a.chance, "chance")],
             twin=[Curve(lams, a.stable_rank, "stable rank", "C2^--", spread="se")],
             twin_ylabel="stable rank (OOD features)"))
-    return plot_panels(panels, width=4.6, height=3.4)
+    return plot_panels([[p] for p in panels], width=6.0, height=3.4)  # one data set a row
 
 
 def erm_vs_nu_figure(analogues: list[Analogue], lam: float):
