@@ -1,16 +1,16 @@
-"""experiments/feature_contamination.py: the sizes, and each recipe at a tiny size (shapes, draws, the update rule)."""
+"""experiments/feature_contamination/: the sizes, and each recipe at a tiny size (shapes, draws, the update rule)."""
 
 import dataclasses
 
 import numpy as np
 import torch
 
-from feature_learning.book.profiles import PROFILES, differences, start_run
+from feature_learning.book.profiles import PROFILES, differences, override, start_run
 from feature_learning.experiments import feature_contamination as experiment
 from feature_learning.theory import feature_contamination as theory
 from feature_learning.training.losses import hinge
 
-TINY = experiment.override(
+TINY = override(
     experiment.BOOK,
     classification={"d_core": 3, "d_bg": 3, "d": 24, "width": 8, "batch": 16, "steps": 12, "seeds": 2, "log_every": 4,
                     "n_test": 200},

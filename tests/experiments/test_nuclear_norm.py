@@ -6,6 +6,7 @@ import torch
 
 from feature_learning.book.profiles import override, start_run
 from feature_learning.experiments import nuclear_norm as ex
+from feature_learning.measure.statistics import Null
 from feature_learning.theory import nuclear_norm as th
 
 TINY = override(
@@ -61,7 +62,7 @@ def test_analogue_claim_statistics_pair_by_seed_and_count_monotone_seeds():
     acc = torch.tensor([[0.5, 0.6, 0.7], [0.6, 0.6, 0.9], [0.2, 0.2, 0.2]], dtype=ex.DTYPE)  # (lambda, seed)
     ranks = torch.tensor([[3.0, 3.0, 3.0], [2.0, 3.5, 2.5], [1.0, 1.0, 2.5]], dtype=ex.DTYPE)
     an = ex.Analogue("demo", (0.0, 0.01, 0.3), acc, acc, {}, ranks, 0.2)
-    gain = an.change(an.ood_accuracy, 0.01, ex.Null(0.0, "ERM"))
+    gain = an.change(an.ood_accuracy, 0.01, Null(0.0, "ERM"))
     assert abs(gain.value - 0.1) < 1e-12 and abs(gain.se - (0.1 / 3**0.5)) < 1e-12 and gain.null.model == "ERM"
     assert abs(an.ood_at(0.3).value - 0.2) < 1e-12 and an.ood_at(0.3).se < 1e-12
     means, falls, rate = an.stable_rank_falls()

@@ -48,8 +48,8 @@ def test_contamination_gradient_and_rates_by_monte_carlo():
     """Sample y, an activity indicator with Pr = rho_{+-} on the positive / negative class (independent of z), and
     z ~ U[0, 1]; the sample means of a_k y 1 z (background) and sign(a_k) a_k y 1 (y z) (core) are the rates."""
     rates = theory.contamination_rates()
-    args = (rates["rho_plus"], rates["rho_minus"], rates["mu"], theory.m, theory.eta)
-    core, bg = (sp.lambdify(args, rates[k]) for k in ("core", "bg"))
+    args = (rates.rho_plus, rates.rho_minus, rates.mu, theory.m, theory.eta)
+    core, bg = (sp.lambdify(args, getattr(rates, k)) for k in ("core", "bg"))
     g, n, m = rng(1), 2_000_000, 8
     for s in (1, -1):
         r_pos, r_neg = 0.8, 0.3
@@ -62,9 +62,9 @@ def test_contamination_gradient_and_rates_by_monte_carlo():
         se = 1 / (m * math.sqrt(n))
         assert abs(mc_bg - bg(r_pos, r_neg, 0.5, m, 1)) < 5 * se
         assert abs(mc_core - core(r_pos, r_neg, 0.5, m, 1)) < 5 * se
-    assert rates["by_sign"][1] == rates["by_sign"][-1]
+    assert rates.by_sign[1] == rates.by_sign[-1]
     eq7 = theory.contamination_gradient()
-    assert sp.simplify(eq7["grad_bg"] - (eq7["q_plus"] - eq7["q_minus"]) / (2 * theory.m)) == 0
+    assert sp.simplify(eq7.grad_bg - (eq7.q_plus - eq7.q_minus) / (2 * theory.m)) == 0
 
 
 @pytest.mark.parametrize("activation, w_bg", [("identity", 0), ("identity", 0.5), ("relu", 0), ("relu", -0.25)])
@@ -83,37 +83,37 @@ def test_label_averaged_background_gradient_by_monte_carlo(activation, w_bg):
 def test_recursions_by_iteration():
     """One step of (32) and (33) written out numerically, summed, equals SymPy's combined recursion at E = yC + B."""
     rec = theory.recursions()
-    names = {str(s): s for s in rec["combined"].free_symbols}
+    names = {str(s): s for s in rec.combined.free_symbols}
     g = {"g_{y,core}": 0.3, "g_{-y,core}": -0.2, "g_{y,bg}": 0.7, "g_{-y,bg}": 0.1}
     C, B, lam, eta = 0.4, -0.25, 1e-3, 0.1
     for yv in (1, -1):
         direct = ((1 - lam * eta) * yv * C + eta * (g["g_{y,core}"] + g["g_{-y,core}"])
                   + (1 - lam * eta) * B + eta * (g["g_{y,bg}"] - g["g_{-y,bg}"]))
-        subs = {rec["E_t"]: yv * C + B, theory.eta: eta, theory.lam: lam, **{names[k]: v for k, v in g.items()}}
-        assert float(rec["combined"].xreplace(subs)) == pytest.approx(direct, abs=1e-14)
-        printed = float(rec["printed"].xreplace({**subs, rec["y"]: yv}))
+        subs = {rec.E_t: yv * C + B, theory.eta: eta, theory.lam: lam, **{names[k]: v for k, v in g.items()}}
+        assert float(rec.combined.xreplace(subs)) == pytest.approx(direct, abs=1e-14)
+        printed = float(rec.printed.xreplace({**subs, rec.y: yv}))
         assert (printed == pytest.approx(direct, abs=1e-14)) == (yv == 1)  # the source's line: right for y = 1 only
     lam, eta, g, E0 = 0.01, 0.05, 0.3, -1.2
     E = E0
     for _ in range(200):
         E = (1 - lam * eta) * E + eta * g
-    sol = float(rec["solution"].xreplace({theory.lam: lam, theory.eta: eta, rec["g"]: g, rec["E0"]: E0,
-                                          rec["t"]: 200}))
+    sol = float(rec.solution.xreplace({theory.lam: lam, theory.eta: eta, rec.g: g, rec.E0: E0,
+                                          rec.t: 200}))
     assert sol == pytest.approx(E, rel=1e-12)
     tau = eta * 200
-    cont = float(rec["continuous"].xreplace({theory.lam: lam, rec["g"]: g, rec["E0"]: E0, rec["tau"]: tau}))
+    cont = float(rec.continuous.xreplace({theory.lam: lam, rec.g: g, rec.E0: E0, rec.tau: tau}))
     assert cont == pytest.approx(E, abs=1e-3)  # eta -> 0 at fixed eta t: close for small eta
 
 
 def test_uniform_moments_are_scipys():
     mom = theory.uniform_moments()
     u = stats.uniform(0, 1)
-    assert [float(mom[k]) for k in ("mu1", "mu2", "mu3")] == pytest.approx([u.moment(p) for p in (1, 2, 3)])
-    assert float(mom["var"]) == pytest.approx(u.var())
+    assert [float(getattr(mom, k)) for k in ("mu1", "mu2", "mu3")] == pytest.approx([u.moment(p) for p in (1, 2, 3)])
+    assert float(mom.var) == pytest.approx(u.var())
     z = rng(3).random(2_000_000)
-    assert float(mom["abs3"]) == pytest.approx(np.mean(np.abs(z - 0.5) ** 3), abs=1e-4)
+    assert float(mom.abs3) == pytest.approx(np.mean(np.abs(z - 0.5) ** 3), abs=1e-4)
     n = 7
-    assert float(mom["berry_esseen"].subs(mom["n"], n)) == pytest.approx(n * (1 / 32) / (n / 12) ** 1.5)
+    assert float(mom.berry_esseen.subs(mom.n, n)) == pytest.approx(n * (1 / 32) / (n / 12) ** 1.5)
 
 
 def test_activation_probability_mean_variance_and_normal_limit():
@@ -124,9 +124,9 @@ def test_activation_probability_mean_variance_and_normal_limit():
     s = (z * (y * w)).sum(1)
     subs = {sp.Symbol("w_1", real=True): w[0], sp.Symbol("w_2", real=True): w[1],
             sp.Symbol("y_1", real=True): y[0], sp.Symbol("y_2", real=True): y[1]}
-    assert float(act["mean"].xreplace(subs)) == pytest.approx(s.mean(), abs=5e-3)
-    assert float(act["variance"].xreplace(subs)) == pytest.approx(s.var(), rel=5e-3)
-    assert float(act["sigma"]) == pytest.approx(1 / math.sqrt(12))
+    assert float(act.mean.xreplace(subs)) == pytest.approx(s.mean(), abs=5e-3)
+    assert float(act.variance.xreplace(subs)) == pytest.approx(s.var(), rel=5e-3)
+    assert float(act.sigma) == pytest.approx(1 / math.sqrt(12))
 
 
 def test_both_positive_fraction_by_monte_carlo_with_unequal_sizes():
@@ -136,35 +136,35 @@ def test_both_positive_fraction_by_monte_carlo_with_unequal_sizes():
         c = g.normal(0, math.sqrt(dc), 1_000_000)
         b = g.normal(0, math.sqrt(db), 1_000_000)
         mc = np.mean(b > np.abs(c))
-        exact = float(both["fraction"].subs({both["d_core"]: dc, both["d_bg"]: db}))
+        exact = float(both.fraction.subs({both.d_core: dc, both.d_bg: db}))
         assert abs(mc - exact) < 5 * math.sqrt(exact * (1 - exact) / 1_000_000)
-    assert both["equal_sizes"] == sp.Rational(1, 4)
+    assert both.equal_sizes == sp.Rational(1, 4)
 
 
 def test_mills_ratio_bounds_numerically():
     mills = theory.mills_ratio()
-    d = mills["delta"]
-    lower, upper = sp.lambdify(d, mills["lower"]), sp.lambdify(d, mills["upper"])
+    d = mills.delta
+    lower, upper = sp.lambdify(d, mills.lower), sp.lambdify(d, mills.upper)
     for x in np.linspace(0.05, 8, 60):
         q = stats.norm.sf(x)
         assert lower(x) <= q <= upper(x)
-    assert mills["limits"] == (0, 0) and mills["f_sign"].is_negative and mills["g_sign"].is_negative
+    assert mills.limits == (0, 0) and mills.f_sign.is_negative and mills.g_sign.is_negative
 
 
 def test_ood_bracket_by_simulation():
     """For OOD margins r m of ID margins m (any law), 1 - r M <= E max(0, 1 - r m) <= 1 - r (1 - R_ID)."""
     ood = theory.ood_hinge_estimate()
-    lower, upper = (sp.lambdify((ood["r"], ood["M"], ood["R_id"]), ood[k]) for k in ("lower", "upper"))
+    lower, upper = (sp.lambdify((ood.r, ood.M, ood.R_id), getattr(ood, k)) for k in ("lower", "upper"))
     g = rng(6)
     for r in (0.1, 0.5, 0.9):
         m = np.concatenate([g.normal(1.2, 0.3, 50000), g.normal(0.5, 0.5, 5000)])
         M, R_id, R_ood = m.mean(), np.maximum(0, 1 - m).mean(), np.maximum(0, 1 - r * m).mean()
         assert lower(r, M, R_id) <= R_ood + 1e-12 and R_ood <= upper(r, M, R_id) + 1e-12
     c, b = 0.08, 0.058
-    r = float(ood["ratio"].subs({ood["c"]: c, ood["b"]: b, ood["d_core"]: 32, ood["d_bg"]: 32}))
+    r = float(ood.ratio.subs({ood.c: c, ood.b: b, ood.d_core: 32, ood.d_bg: 32}))
     assert 1 - r == pytest.approx(2 * b / (c + b))  # the notes' F25 form, 0.848 for their c and b
     # the notes' calibration: c = 0.0782, b = 0.0575 (rounded) against a measured OOD hinge of about 0.848
-    assert float(ood["equal_sizes"].subs({ood["c"]: 0.0782, ood["b"]: 0.0575})) == pytest.approx(0.8475, abs=5e-4)
+    assert float(ood.equal_sizes.subs({ood.c: 0.0782, ood.b: 0.0575})) == pytest.approx(0.8475, abs=5e-4)
 
 
 def test_tables_against_the_notes_transcription():

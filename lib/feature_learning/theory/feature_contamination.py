@@ -120,13 +120,21 @@ def at(matrix: sp.Matrix, point: dict) -> sp.Matrix:
 
 
 # ---- Lemma A.3, Eq. (14), and Eq. (7): the feature-wise projections ------------------------------------------------
-def feature_projections() -> dict[str, sp.Expr]:
+@dataclasses.dataclass(frozen=True)
+class FeatureProjections:
+    """Eq. (14)'s projections of -grad_{w_k} on a core (``core``) and a background (``bg``) feature."""
+
+    core: sp.Expr
+    bg: sp.Expr
+
+
+def feature_projections() -> FeatureProjections:
     """Eq. (14) (erratum E2): a_k y <x, m_j> with <x, m_j> = y z_j on a core feature and z_j on a background feature,
     simplified with y in {-1, +1} (y^2 = 1)."""
     yy = sp.Symbol("y")
     z, ak = sp.Symbol("z_j"), sp.Symbol("a_k")
     core = sp.expand(ak * yy * (yy * z)).subs(yy**2, 1)
-    return {"core": core, "bg": ak * yy * z}
+    return FeatureProjections(core, ak * yy * z)
 
 
 def label_sum(term, s: int) -> sp.Expr:
@@ -135,17 +143,45 @@ def label_sum(term, s: int) -> sp.Expr:
     return sum(sp.Rational(1, 2) * term(yv, 1 if yv == s else -1) for yv in (1, -1))
 
 
-def contamination_gradient() -> dict[str, sp.Expr]:
+@dataclasses.dataclass(frozen=True)
+class ContaminationGradient:
+    """Eq. (7) in population form: the background gradient ``grad_bg`` (output sign +1), the same for both output signs
+    (``by_sign``), in the class-conditional expectations ``q_plus``, ``q_minus``."""
+
+    grad_bg: sp.Expr
+    by_sign: dict
+    q_plus: sp.Symbol
+    q_minus: sp.Symbol
+
+
+def contamination_gradient() -> ContaminationGradient:
     """Eq. (7) in population form, from Eq. (14) on a background feature: <-grad_{w_k} L, m_j> = a_k E[y 1{yh<=1}
     1{<w_k, x> >= 0} z_j] with a_k = sign(a_k)/m and q_{+-} = E[1{yh<=1} 1{<w_k,x> >= 0} z_j | y = +-sign(a_k)].
     SymPy sums over the label for both output signs (``by_sign``); both give (q_+ - q_-)/(2m)."""
     q_p, q_n = sp.symbols("q_+ q_-", nonnegative=True)
     by_sign = {s: sp.simplify(label_sum(lambda yv, c, s=s: sp.Integer(s) / m * yv * (q_p if c > 0 else q_n), s))
                for s in (1, -1)}
-    return {"grad_bg": by_sign[1], "by_sign": by_sign, "q_plus": q_p, "q_minus": q_n}
+    return ContaminationGradient(by_sign[1], by_sign, q_p, q_n)
 
 
-def contamination_rates() -> dict[str, sp.Expr]:
+@dataclasses.dataclass(frozen=True)
+class ContaminationRates:
+    """The early-phase rates of an oriented core (``core``) and a background (``bg``) coordinate, their ``ratio``
+    (and its value at rho_- = rho_+ and at rho_- = 0), per output sign (``by_sign``), in the symbols ``rho_plus``,
+    ``rho_minus``, ``mu``."""
+
+    core: sp.Expr
+    bg: sp.Expr
+    ratio: sp.Expr
+    by_sign: dict
+    rho_plus: sp.Symbol
+    rho_minus: sp.Symbol
+    mu: sp.Symbol
+    at_symmetry: sp.Expr
+    at_full_asymmetry: sp.Expr
+
+
+def contamination_rates() -> ContaminationRates:
     """The early-phase rates (chapter notes F24), from Eq. (14) with E[1{yh<=1} 1{<w_k,x> >= 0} z_j | y] ~
     rho_{+-} mu_j, where rho_{+-} is the probability that neuron k is active and loss-active on its positive /
     negative class: one step of size eta moves an oriented core coordinate sign(a_k)<w_k, m_j> by
@@ -165,8 +201,8 @@ def contamination_rates() -> dict[str, sp.Expr]:
         by_sign[s] = (core, bg)
     core, bg = by_sign[1]
     ratio = sp.simplify(bg / core)
-    return {"core": core, "bg": bg, "ratio": ratio, "by_sign": by_sign, "rho_plus": r_p, "rho_minus": r_n, "mu": mu,
-            "at_symmetry": sp.simplify(ratio.subs(r_n, r_p)), "at_full_asymmetry": ratio.subs(r_n, 0)}
+    return ContaminationRates(core, bg, ratio, by_sign, r_p, r_n, mu, sp.simplify(ratio.subs(r_n, r_p)),
+                              ratio.subs(r_n, 0))
 
 
 def label_averaged_bg_gradient(activation: str, w_core, w_bg, a=1) -> sp.Rational:
@@ -188,7 +224,28 @@ def label_averaged_bg_gradient(activation: str, w_core, w_bg, a=1) -> sp.Rationa
 
 
 # ---- Eqs. (32)-(33) and Lemma B.6: the recursions, their solution and time rescaling --------------------------------
-def recursions() -> dict:
+@dataclasses.dataclass(frozen=True)
+class Recursions:
+    """Eqs. (32)-(33) combined (``combined``; the source's line ``printed``, erratum E6), the ``drift``, the solution
+    for a constant drift (``solution``, ``continuous``) and the pure decay (1 - lambda eta)^t, with their symbols."""
+
+    combined: sp.Expr
+    printed: sp.Expr
+    drift: sp.Expr
+    C: sp.Symbol
+    B: sp.Symbol
+    y: sp.Symbol
+    E_t: sp.Symbol
+    solution: sp.Expr
+    continuous: sp.Expr
+    t: sp.Symbol
+    tau: sp.Symbol
+    g: sp.Symbol
+    E0: sp.Symbol
+    pure_decay: sp.Expr
+
+
+def recursions() -> Recursions:
     """Eqs. (32)-(33): with C_t = <w_k, sum_core mu_j m_j> and B_t = <w_k, sum_bg mu_j m_j>::
 
         y C_{t+1} = (1 - lambda eta) y C_t + eta (g_{y,core} + g_{-y,core}),
@@ -210,13 +267,26 @@ def recursions() -> dict:
     g, E0, tau = sp.symbols("g E_0 tau", real=True)
     solution = sp.rsolve(E(t + 1) - (1 - lam * eta) * E(t) - eta * g, E(t), {E(0): E0})
     continuous = sp.simplify(sp.limit(solution.subs(t, tau / eta), eta, 0))
-    return {"combined": combined, "printed": printed, "drift": drift, "C": C, "B": B, "y": yy, "E_t": E_t,
-            "solution": solution, "continuous": continuous, "t": t, "tau": tau, "g": g, "E0": E0,
-            "pure_decay": (1 - lam * eta) ** t}
+    return Recursions(combined, printed, drift, C, B, yy, E_t, solution, continuous, t, tau, g, E0,
+                      (1 - lam * eta) ** t)
 
 
 # ---- Lemma B.1 and the Berry-Esseen step: moments of U[0, 1] and the activation probability -----------------------
-def uniform_moments() -> dict:
+@dataclasses.dataclass(frozen=True)
+class UniformMoments:
+    """Moments of z ~ U[0, 1] (``mu1``, ``mu2``, ``mu3``, ``var``, ``abs3`` = E|z - mu|^3) and the Berry-Esseen ratio
+    for ``n`` equal weights."""
+
+    mu1: sp.Expr
+    mu2: sp.Expr
+    mu3: sp.Expr
+    var: sp.Expr
+    abs3: sp.Expr
+    berry_esseen: sp.Expr
+    n: sp.Symbol
+
+
+def uniform_moments() -> UniformMoments:
     """Moments of z ~ U[0, 1] used by Lemma B.1 and its Berry-Esseen step: mu_1, mu_2, mu_3, sigma^2, E|z - mu|^3,
     and the Berry-Esseen ratio (sum rho_i)/(sum sigma_i^2)^{3/2} for n equal weights, all integrated by SymPy."""
     z = sp.Symbol("z")
@@ -225,10 +295,22 @@ def uniform_moments() -> dict:
     var = sp.simplify(mom[1] - mom[0] ** 2)
     abs3 = sp.integrate(sp.Abs(z - mom[0]) ** 3, (z, 0, 1))
     be = sp.simplify((n * abs3) / (n * var) ** sp.Rational(3, 2))
-    return {"mu1": mom[0], "mu2": mom[1], "mu3": mom[2], "var": var, "abs3": abs3, "berry_esseen": be, "n": n}
+    return UniformMoments(mom[0], mom[1], mom[2], var, abs3, be, n)
 
 
-def activation_probability() -> dict:
+@dataclasses.dataclass(frozen=True)
+class ActivationProbability:
+    """Lemma B.1 for U[0, 1] features: the ``mean`` and ``variance`` of <w, x> given y, ``sigma``, the normal
+    approximation ``expr`` and the normal cdf ``Phi``."""
+
+    mean: sp.Expr
+    variance: sp.Expr
+    sigma: sp.Expr
+    expr: sp.Expr
+    Phi: sp.Lambda
+
+
+def activation_probability() -> ActivationProbability:
     """Lemma B.1 (Eq. 19) for U[0, 1] features: given y, <w, x> = sum_j y_j w_j z_j (y_j = y on the core, 1 on the
     background) is a sum of independent terms. SymPy integrates its mean and variance for two terms over the unit
     square (the cross term cancels: ``mean`` = mu (y_1 w_1 + y_2 w_2), ``variance`` = sigma^2 (w_1^2 + w_2^2)), and
@@ -244,11 +326,20 @@ def activation_probability() -> dict:
     E, norm = sp.symbols(r"\mathbb{E}_{\mathbf{x}|y}\langle\mathbf{w}\,\mathbf{x}\rangle \|\mathbf{w}\|", positive=True)
     u = sp.Symbol("u")
     Phi = sp.Lambda(u, (1 + sp.erf(u / sp.sqrt(2))) / 2)
-    return {"mean": mean, "variance": variance, "sigma": sigma, "expr": sp.Function("Phi")(E / (sigma * norm)),
-            "Phi": Phi}
+    return ActivationProbability(mean, variance, sigma, sp.Function("Phi")(E / (sigma * norm)), Phi)
 
 
-def both_positive_at_init() -> dict:
+@dataclasses.dataclass(frozen=True)
+class BothPositive:
+    """The fraction of initial neurons positive on both classes, in ``d_core`` and ``d_bg``, and at d_bg = d_core."""
+
+    fraction: sp.Expr
+    d_core: sp.Symbol
+    d_bg: sp.Symbol
+    equal_sizes: sp.Expr
+
+
+def both_positive_at_init() -> BothPositive:
     """At initialisation E_{x|y}<w_k, x> = y c + b with independent c ~ N(0, mu^2 d_core/d) and
     b ~ N(0, mu^2 d_bg/d) (Lemma A.8), so a neuron correlates positively with both classes iff b > |c|. With
     u = c/sd(c), v = b/sd(b) standard normal and rotation invariant, that is a wedge of the (u, v) plane around the
@@ -259,11 +350,25 @@ def both_positive_at_init() -> dict:
     density = sp.exp(-r**2 / 2) / (2 * sp.pi) * r
     radial = sp.integrate(density, (r, 0, sp.oo))
     fraction = sp.simplify(sp.integrate(radial, (theta, sp.pi / 2 - half, sp.pi / 2 + half)))
-    return {"fraction": fraction, "d_core": d_core, "d_bg": d_bg,
-            "equal_sizes": sp.simplify(fraction.subs(d_bg, d_core))}
+    return BothPositive(fraction, d_core, d_bg, sp.simplify(fraction.subs(d_bg, d_core)))
 
 
-def mills_ratio() -> dict:
+@dataclasses.dataclass(frozen=True)
+class MillsRatio:
+    """Lemma D.3's bounds (``lower``, ``upper``) on Pr[N(0,1) >= delta], the derivatives of the differences, their
+    limits at infinity and the sign-evident forms ``f_sign``, ``g_sign``."""
+
+    lower: sp.Expr
+    upper: sp.Expr
+    f_prime: sp.Expr
+    g_prime: sp.Expr
+    delta: sp.Symbol
+    limits: tuple
+    f_sign: sp.Expr
+    g_sign: sp.Expr
+
+
+def mills_ratio() -> MillsRatio:
     """Lemma D.3 (Eq. 56): phi(d) d/(d^2+1) <= Pr[N(0,1) >= d] <= phi(d)/d for d > 0. The differences
     f = Q - lower and g = upper - Q vanish at infinity (``limits``) and decrease: ``f_sign`` and ``g_sign`` are
     f' and g' times positive factors, simplified by SymPy to expressions whose sign is evident."""
@@ -273,13 +378,31 @@ def mills_ratio() -> dict:
     f = Q - phi * d / (d**2 + 1)
     g = phi / d - Q
     fp, gp = sp.simplify(sp.diff(f, d)), sp.simplify(sp.diff(g, d))
-    return {"lower": phi * d / (d**2 + 1), "upper": phi / d, "f_prime": fp, "g_prime": gp, "delta": d,
-            "limits": (sp.limit(f, d, sp.oo), sp.limit(g, d, sp.oo)),
-            "f_sign": sp.simplify(fp * (d**2 + 1) ** 2 * sp.exp(d**2 / 2)),
-            "g_sign": sp.simplify(gp * d**2 * sp.exp(d**2 / 2))}
+    return MillsRatio(phi * d / (d**2 + 1), phi / d, fp, gp, d, (sp.limit(f, d, sp.oo), sp.limit(g, d, sp.oo)),
+                      sp.simplify(fp * (d**2 + 1) ** 2 * sp.exp(d**2 / 2)), sp.simplify(gp * d**2 * sp.exp(d**2 / 2)))
 
 
-def ood_hinge_estimate() -> dict:
+@dataclasses.dataclass(frozen=True)
+class OodHingeEstimate:
+    """The OOD hinge-risk estimate: ``risk`` = 1 - r M, the margin ``ratio`` r, the bracket ``lower``, ``upper``, the
+    unit-margin and equal-size forms, and the symbols."""
+
+    risk: sp.Expr
+    ratio: sp.Expr
+    c: sp.Symbol
+    b: sp.Symbol
+    d_core: sp.Symbol
+    d_bg: sp.Symbol
+    M: sp.Symbol
+    R_id: sp.Symbol
+    r: sp.Symbol
+    lower: sp.Expr
+    upper: sp.Expr
+    unit_margin: sp.Expr
+    equal_sizes: sp.Expr
+
+
+def ood_hinge_estimate() -> OodHingeEstimate:
     """An estimate of the OOD hinge risk at convergence (derived here, chapter notes F25). Let c be the mean
     oriented core weight and b the mean background weight per coordinate. For a neuron on its positive class the
     mean pre-activation is mu(d_core c + d_bg b) in distribution and mu(d_core c - d_bg b) after the background
@@ -298,9 +421,8 @@ def ood_hinge_estimate() -> dict:
     K_fit = sp.solve(sp.Eq(h_id, M), K)[0]
     risk = sp.simplify(1 - h_ood.subs(K, K_fit))
     ratio = sp.simplify(h_ood / h_id)
-    return {"risk": risk, "ratio": ratio, "c": c, "b": b, "d_core": dc, "d_bg": db, "M": M, "R_id": R_id, "r": r,
-            "lower": 1 - r * M, "upper": 1 - r * (1 - R_id),
-            "unit_margin": sp.simplify(risk.subs(M, 1)), "equal_sizes": sp.simplify(risk.subs({db: dc, M: 1}))}
+    return OodHingeEstimate(risk, ratio, c, b, dc, db, M, R_id, r, 1 - r * M, 1 - r * (1 - R_id),
+                            sp.simplify(risk.subs(M, 1)), sp.simplify(risk.subs({db: dc, M: 1})))
 
 
 # ---- Sec. 2 / appendix E: the source's tables, kept as data (top-1 %, ImageNet and its shifts) ---------------------

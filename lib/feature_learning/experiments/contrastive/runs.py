@@ -1,15 +1,5 @@
-"""Chapter "Contrastive learning between universality and label efficiency" (dissertation ch. 7 with appendix F;
-Shi et al., ICLR 2023): sizes, recipes and runs.
-
-Every run is the linear multi-task model of Sec. 7.2.2 (:class:`feature_learning.data.multitask_linear.MultiTaskLinear`)
-in float64: representations W (k x d) are learned by projected gradient descent on the logistic contrastive loss with
-the batch mean as the negative (F.38), projected exactly onto {||W|| <= 1, ||W||_F <= sqrt(r)}
-(:func:`feature_learning.training.constraints.project_spectral_frobenius`); linear probes are scikit-learn's
-L2-penalised logistic regression (C = 1), solved to optimality by
-:func:`feature_learning.measure.probes.logistic_probe`. Seeds are a replica axis: every replica has its own
-initialisation, label directions u_t* and samples, and the replicas train as one batched program.
-The closed forms of :mod:`feature_learning.theory.contrastive` are what the runs are compared with.
-"""
+"""The five experiments of the chapter "Contrastive learning between universality and label efficiency", in
+notebook order, on the linear multi-task model of Sec. 7.2.2 in float64."""
 
 from __future__ import annotations
 
@@ -18,105 +8,21 @@ import math
 
 import torch
 
-from feature_learning.book.profiles import Run, override
+from feature_learning.book.profiles import Run
 from feature_learning.data.multitask_linear import MultiTaskLinear
+from feature_learning.experiments.contrastive.sizes import (
+    DTYPE,
+    ContrastiveSizes,
+    PretrainSizes,
+    RegularisationSizes,
+    TradeoffSizes,
+)
 from feature_learning.measure.probes import logistic_probe
 from feature_learning.measure.representations import feature_weights, linear_cka
 from feature_learning.theory import contrastive as theory
 from feature_learning.training.constraints import dykstra, project_frobenius_ball, project_spectral_frobenius
 from feature_learning.training.loop import OptimConfig, train
 from feature_learning.training.losses import logistic_contrastive
-
-DTYPE = torch.float64  # the notes: the linear model's weights must be read to 3 decimals
-
-
-@dataclasses.dataclass(frozen=True)
-class ModelSizes:
-    s: int = 5  # shared features (the notes: larger s, r saturate the loss and stall the reallocation)
-    r: int = 10  # invariant features per task (r = 2s, the illustration of Prop. F.8)
-    T: int = 4  # tasks
-    u: int = 10  # spurious coordinates (redrawn by the augmentation)
-
-
-@dataclasses.dataclass(frozen=True)
-class AllocationSizes:
-    pairs: tuple[tuple[int, int], ...] = ((5, 10), (10, 20), (10, 30), (20, 30))  # (s, r)
-    Ts: tuple[int, ...] = (1, 2, 4, 8, 16)
-    n: int = 100_000  # Monte-Carlo samples of (Z, Z_1)
-    grid_points: int = 501  # alpha grid on [0, 1]
-
-
-@dataclasses.dataclass(frozen=True)
-class PretrainSizes:
-    steps: int = 300
-    batch: int = 1024  # fresh examples per step and replica
-    lr: float = 1.0
-    init_scale: float = 0.01
-    replicas: int = 4
-    cka_samples: int = 5000  # target-task inputs on which representations are compared
-
-
-@dataclasses.dataclass(frozen=True)
-class TradeoffSizes:
-    ms: tuple[int, ...] = (10, 20, 50, 200)  # labelled target samples
-    draws: int = 10  # labelled sets (with their own u*) per replica
-    n_test: int = 2000
-    C: float = 1.0  # scikit-learn's default, as in the notes' prototype
-    large_T: int = 16
-    large_prefixes: tuple[int, ...] = (1, 2, 4, 8, 16)  # tasks in pre-training for the T = 16 curve
-    closed_replicas: int = 16  # replicas of the closed-form curves (cheap: the probe sees r numbers)
-
-
-@dataclasses.dataclass(frozen=True)
-class FinetuneSizes:
-    gammas: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 1.5)
-    steps: int = 300
-    lr: float = 1.0
-    dykstra_iterations: int = 20
-    ms: tuple[int, ...] = (10, 20, 50)
-
-
-@dataclasses.dataclass(frozen=True)
-class RegularisationSizes:
-    Ts: tuple[int, ...] = (4, 16)
-    ms: tuple[int, ...] = (10, 20, 50)
-    augmentations: int = 10  # fixed augmentations per labelled point (Table 7.2: 10)
-    steps: int = 300
-    lr: float = 0.1  # representation
-    head_lr: float = 1.0
-    head_penalty: float = 1e-3  # 1e-3 ||u||^2
-    lam: float = 1.0  # weight of the contrastive term (eq. 7.9; lambda = 1 for the foundation models)
-    pairs: int = 256  # contrastive pairs per step
-    replicas: int = 24  # FT - LP at T = 4 is ~0.03 with a replica sd ~0.03: 24 put it ~4 se from 0
-    n_test: int = 2000
-
-
-@dataclasses.dataclass(frozen=True)
-class ContrastiveSizes:
-    model: ModelSizes = ModelSizes()
-    allocation: AllocationSizes = AllocationSizes()
-    pretrain: PretrainSizes = PretrainSizes()
-    tradeoff: TradeoffSizes = TradeoffSizes()
-    finetune: FinetuneSizes = FinetuneSizes()
-    regularisation: RegularisationSizes = RegularisationSizes()
-
-
-BOOK = ContrastiveSizes()
-CI = override(
-    BOOK,
-    allocation={"n": 40_000, "grid_points": 201},  # alpha = 1 sits on the boundary: a coarse grid finds it
-    tradeoff={"n_test": 1000},  # half the test points: the paired differences stay beyond 2 se
-    regularisation={"ms": (20,)},  # one label budget: the table's middle column
-)
-FULL = override(
-    BOOK,
-    allocation={"n": 400_000, "grid_points": 2001},  # the notes' N = 4e5
-    pretrain={"steps": 1000, "replicas": 16},  # the notes' full size: longer training, more seeds
-    tradeoff={"draws": 40, "n_test": 5000, "closed_replicas": 64},
-    finetune={"steps": 600},
-    regularisation={"replicas": 32, "steps": 600},
-)  # FULL: the paper-scale counterpart of every experiment (runs unchanged on CUDA)
-SIZES = {"ci": CI, "book": BOOK, "full": FULL}
 
 
 def draw_model(size: ContrastiveSizes, run: Run, T: int | None = None) -> MultiTaskLinear:
@@ -505,152 +411,3 @@ def regularisation_table(size: ContrastiveSizes, run: Run) -> list[Regularisatio
             rows.append(regularised_finetune(model, m, r_sizes, run.generator("regularisation", T, m),
                                              size.tradeoff.C))
     return rows
-
-
-# -- figures ---------------------------------------------------------------------------------------------------------
-def plot_block_weights(pre: Pretrained):
-    """Mean squared feature weight on S, each P_t and U per pre-training set (mean over replicas), with the closed
-    form (Props. 7.3 / 7.4) as the outline bars' targets."""
-    from feature_learning.plotting.curves import grouped_bars
-
-    m = pre.model
-    blocks = ["S"] + [f"P{t}" for t in range(1, m.T + 1)] + ["U"]
-    series = {name: [float(pre.block(b)[:, c].mean()) for b in blocks] for c, name in enumerate(pre.names)}
-    return grouped_bars(blocks, series, ylabel=r"mean $a_j^2$ on the block", title="learned feature weights")
-
-
-def plot_tradeoff(curves: list[TradeoffCurve], m: int, bound_Ts=(1, 2, 4, 8, 16)):
-    """Target and average probe accuracy against the number of pre-training tasks (mean +- se over replicas and
-    labelled sets), one panel per curve, and the bound ratio (T+1)/(2 sqrt T) of Prop. F.8."""
-    from feature_learning.plotting.curves import Curve, Panel, plot_panels
-
-    panels = []
-    for c in curves:
-        i = c.ms.index(m)
-        n = math.sqrt(c.target.shape[-1])
-        panels.append(Panel([
-            Curve(list(c.ns), c.target[i].mean(-1), "target task", "o-", yerr=c.target[i].std(-1) / n),
-            Curve(list(c.ns), c.average[i].mean(-1), f"average over {c.T} tasks", "s--",
-                  yerr=c.average[i].std(-1) / n)],
-            xlabel="tasks in pre-training", ylabel=f"probe accuracy (m={m})", title=c.label, ticks_at_x=True,
-            legend_size=8))
-    panels.append(Panel([Curve(list(bound_Ts), [theory.bound_ratio(T) for T in bound_Ts], r"$(T+1)/(2\sqrt{T})$",
-                               "k.-")],
-                        xlabel="T", ylabel="universal / specific bound", title="Prop. F.8", xscale="log",
-                        ticks_at_x=True, legend_size=8))
-    return plot_panels(panels, width=4.6, height=3.3)
-
-
-def plot_finetune(f: Finetuned):
-    """Squared feature weights after contrastive fine-tuning against gamma (replicas' mean, se on the target's
-    private features) and Prop. F.9's curve."""
-    from feature_learning.plotting.curves import Curve, Panel, plot_panels
-
-    m = f.model
-    grid = torch.linspace(0, max(f.gammas), 200, dtype=DTYPE)
-    gammas = list(f.gammas)
-    P1 = f.block("P1")
-    return plot_panels([Panel([
-        Curve(grid, [theory.finetune_beta(m.s, m.T, float(g)) for g in grid],
-              r"Prop. F.9: $\min(1,1/\sqrt{T}+\gamma/\sqrt{s})^2$", "k-"),
-        Curve(gammas, P1.mean(0).tolist(), "learned: target's private features", "o",
-              yerr=(P1.std(0) / math.sqrt(P1.shape[0])).tolist()),
-        Curve(gammas, f.block("P2").mean(0).tolist(), "learned: other tasks' private features", "s"),
-        Curve(gammas, f.block("S").mean(0).tolist(), "learned: shared features", "^"),
-    ], xlabel=r"$\gamma$", ylabel=r"mean $a_j^2$", title="contrastive fine-tuning on the target task",
-        legend_size=8)], width=4.6, height=3.3)
-
-
-# -- the source map ---------------------------------------------------------------------------------------------------
-LINEAR_ANALOGUE = ("the source's own linear multi-task model (Sec. 7.2.2): representations learned by projected "
-                   "gradient descent, L2-penalised logistic probes on m labelled points")
-
-
-def source_map(size: ContrastiveSizes, pre: Pretrained, reg: list[RegularisationRow]) -> list[dict]:
-    """Every result of ch. 7 and App. F the chapter rests on, its status here and the claims that carry it
-    (``ClaimLedger.source``)."""
-    T = size.model.T
-    a = LINEAR_ANALOGUE
-    private = [f"mixture_private_weight_P{t}" for t in range(1, T + 1)]
-    cka = [f"cka_{pair.replace(' ', '_')}" for pair in pre.cka]
-    reg20 = [r.T for r in reg if r.m == 20]
-    return [
-        dict(id="thm71", where="Thm 7.1, App. F.1", status="verified", claims=["thm71_identity"],
-             what="With l(t) = -t the contrastive loss is the PCA objective of the augmentation-smoothed "
-                  "representation"),
-        dict(id="f11_xor", where="App. F.1.1", status="verified", claims=["xor_optimal"],
-             what="A contrastive optimum can encode a feature without making it linearly usable (the XOR table)"),
-        dict(id="thm72_1", where="Thm 7.2 (1)", status="verified", claims=["mixture_spurious_weight"],
-             what="The optimal representation does not depend on the spurious (augmentation-changed) features"),
-        dict(id="thm72_2", where="Thm 7.2 (2)", status="not attempted",
-             what="Each invariant feature is encoded once B_r >= B_i; more spread-out features are encoded first",
-             note="a sweep of the norm budget B_r on a finite Z was not built (review fix 3, left for later)"),
-        dict(id="prop73", where="Prop. 7.3, Prop. F.8, Lemma F.3", status="verified",
-             what="On an even mixture of T tasks the representation is Q(sqrt(alpha) z_S + sqrt(beta) z_rest) with "
-                  "alpha = 1, beta = 1/T (r = 2s); the probe's risk bound scales as 1/sqrt(m)",
-             claims=["allocation_alpha", "beta_one_over_T", "mixture_shared_weight", *private,
-                     "drop_shrinks_with_m"]),
-        dict(id="prop_f8_ratio", where="Prop. F.8, App. F.2.4", status="verified",
-             what="The universal representation's bound is worse than the specific one's by O(sqrt T)",
-             claims=["bound_ratio", "f24_identity", "drop_grows_with_T"]),
-        dict(id="prop74", where="Prop. 7.4", status="verified",
-             what="Pre-trained on task t alone, the representation keeps exactly R_t; on another task only the "
-                  "shared features remain",
-             claims=["single_S_weight", "single_P1_weight", "single_other_weight", "average_rises_each_task_m200"]),
-        dict(id="lemma_f5", where="Lemma F.5 (F.64-F.68)", status="verified", claims=["min_norm_predictor"],
-             what="The min-norm probe on the universal representation has ||u||^2 = v1/alpha + v2/beta"),
-        dict(id="lemma_f5_sqrt", where="Lemma F.5, proof", status="erratum", claims=["min_norm_predictor"],
-             what="X_{t,j} = alpha sum z_j, K = max(C_2 m alpha_t sigma_S^2, ...)",
-             note="sqrt(alpha) sum z_j (its stated variance m alpha is that of sqrt(alpha) sum z_j), and alpha for S"),
-        dict(id="prop_f8_dominance", where="Prop. F.8, proof", status="erratum", claims=["allocation_alpha"],
-             what="alpha Z + (2 - alpha) Z_1 / T at alpha = 1 'stochastically dominates' the other alpha",
-             note="not pointwise (the Z and Z_1 terms trade off for T > 1); the conclusion alpha = 1 holds, as the "
-                  "reduced problem solved numerically shows"),
-        dict(id="prop_f9", where="Prop. F.9 (F.104-F.112)", status="verified",
-             what="Contrastive fine-tuning within ||W - W*||_F <= gamma raises the target's private weight to "
-                  "min(1, 1/sqrt(T) + gamma/sqrt(s)) and keeps the rest",
-             claims=["f9_solution", "f9_private_weight", "f9_shared_kept", "f9_others_kept",
-                     "finetune_reaches_specific"]),
-        dict(id="fig71", where="Sec. 7.3.1, Fig. 7.1, Table 7.1 (LP row)", status="reproduced on an analogue",
-             analogue=a, what="Adding pre-training sets lowers the target's linear-probe accuracy and raises the "
-                              "average over tasks (MoCo v2, CINIC-10 + SVHN + GTSRB + ImageNet32)",
-             claims=["target_falls", "average_rises", "table71_lp_falls"]),
-        dict(id="fig71_text", where="Sec. 7.3.1 text vs Table 7.1", status="erratum",
-             claims=["fig71_text_vs_table71"], what="CIFAR-10 LP accuracy 88.5 -> 76.4",
-             note="Table 7.1 prints 88.41 -> 75.64"),
-        dict(id="fig73", where="Fig. 7.3, App. F.3.2, F.3.5", status="not attempted",
-             what="The trade-off for MoCo v2, NNCLR and SimSiam on three target tasks",
-             note="ResNet18 pre-training for 800 epochs on four image collections: out of reach on a CPU; the "
-                  "notes' nonlinear InfoNCE prototype gave no clean trade-off, so no nonlinear analogue is built"),
-        dict(id="fig74", where="Fig. 7.4", status="not attempted",
-             what="The trade-off on ImageNet subsets (MoCo v3, SimSiam)", note="ImageNet pre-training: out of reach"),
-        dict(id="tables_f2_f3", where="Tables F.2, F.3", status="not attempted",
-             what="MoCo v3 LP accuracy on ImageNet-Bird / -Vehicle with 500 to 8k labels: the specific "
-                  "pre-training's advantage shrinks with more labels",
-             note="ImageNet pre-training: out of reach; the linear model's version is drop_shrinks_with_m (Prop. "
-                  "7.3)"),
-        dict(id="fig75", where="Sec. 7.3.2, Fig. 7.5", status="reproduced on an analogue", analogue=a,
-             what="Linear CKA to the target-specific representation falls as pre-training sets are added; "
-                  "representations from different tasks are dissimilar",
-             claims=["cka_falls_with_tasks", *cka]),
-        dict(id="table72_ft_lp", where="Tables 7.1, 7.2", status="reproduced on an analogue", analogue=a,
-             what="Fine-tuning beats linear probing on the universal representation",
-             claims=[f"ft_beats_lp_T{t}" for t in reg20]),
-        dict(id="sec733_mechanism", where="Sec. 7.2.2, 7.3.3, Fig. F.8", status="reproduced on an analogue",
-             analogue=a, what="Contrastive regularisation highlights the task-specific (private) features",
-             claims=[f"ours_raises_private_T{t}" for t in reg20]),
-        dict(id="table72_gain", where="Sec. 7.3.3, Tables 7.1, 7.2", status="not testable here",
-             what="Contrastive regularisation beats fine-tuning by 0.4 to 4.8 points (0.7 to 1 on CIFAR-10)",
-             claims=[f"ours_beats_ft_T{t}" for t in reg20],
-             note="in the linear model fine-tuning already finds a near-optimal head; the source's regime (deep "
-                  "encoders, real augmentations, fine-tuning far from optimal) is not simulated"),
-        dict(id="table_f9", where="Table F.9, App. F.3.4", status="reproduced on an analogue", analogue=a,
-             what="Contrastive regularisation, then a linear probe, beats the probe on the pre-trained "
-                  "representation", claims=["finetune_improves_probe"]),
-        dict(id="table_f9_trend", where="Table F.9", status="not attempted",
-             what="... and the gain grows as the pre-training data grow more diverse",
-             note="fine-tuning is run at T = 4 only; Table F.9's arithmetic: tablef9_gain_grows"),
-        dict(id="foundation_models", where="Sec. 7.3.3, Table 7.2", status="not attempted",
-             what="CLIP (ViT-L), MoCo v3 (ViT-B) and SimCSE (BERT) with contrastive regularisation",
-             note="no foundation-model weights or data here; Table 7.2 is carried as data (table72_range)"),
-    ]

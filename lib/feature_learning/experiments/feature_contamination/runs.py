@@ -1,16 +1,5 @@
-"""Sizes, recipes and runs of the chapter "Feature contamination" (Zhang et al., ICML 2024).
-
-The source's numerical configuration (appendix F.1) is d_core = d_bg = 32, d = 256, m = 256, N = 1000, SGD with
-step size 0.001 and weight decay 0.001; it does not state the number of steps. The state of the dynamics depends on
-eta * t (the weight-decay factor is (1 - eta lambda)^t ~ e^{-lambda eta t}, the gradient term is eta times a
-smooth drift; the chapter derives this with SymPy and checks it with a run), so every profile runs a larger step
-size (0.4 at ``ci`` and ``book``, 0.1 at ``full``) and reports time as the equivalent number of the source's steps,
-eta t / 0.001.
-
-Each experiment is a function ``experiment(size, run, ...)`` that draws from the run's named random streams and
-returns a dataclass of what the chapter shows and checks; per-seed values come with their standard error over
-seeds (:func:`feature_learning.measure.statistics.mean_se`).
-"""
+"""The classification runs of the chapter "Feature contamination" (Figs. 3a-c, 7, 8), the theory checked on
+the trained networks, the two controls and the gradient mechanism (Experiment 2)."""
 
 from __future__ import annotations
 
@@ -20,135 +9,24 @@ import math
 import numpy as np
 import sympy as sp
 import torch
-from matplotlib.figure import Figure
 
-from feature_learning.book.profiles import Run, override
-from feature_learning.data.digits import border_mask, digit_splits, with_border
-from feature_learning.data.structured_features import ConcentricBalls, StructuredFeatures
+from feature_learning.book.profiles import Run
+from feature_learning.data.structured_features import StructuredFeatures
+from feature_learning.experiments.feature_contamination.sizes import (
+    WEIGHT_DECAY,
+    ClassificationSizes,
+    ContaminationSizes,
+)
 from feature_learning.measure import contamination as measure
 from feature_learning.measure.metrics import risk, sign_accuracy
-from feature_learning.measure.probes import multiclass_probe
 from feature_learning.measure.statistics import binomial_se, mean_se
-from feature_learning.models.two_layer import TwoLayerNet, init_fixed_output, init_torch_default
-from feature_learning.plotting.curves import Curve, Panel, grouped_bars, measured_vs_predicted, plot_panels
-from feature_learning.plotting.neurons import neuron_trajectories
+from feature_learning.models.two_layer import TwoLayerNet, init_fixed_output
 from feature_learning.theory import feature_contamination as theory
 from feature_learning.training.loop import OptimConfig, fresh_batches, train
-from feature_learning.training.losses import half_squared_error, hinge, logistic
-
-SOURCE_LR = 1e-3  # appendix F.1
-WEIGHT_DECAY = 1e-3  # appendix F.1
-EXTENSION_ACTIVATIONS = ("relu", "gelu", "sigmoid", "tanh")
-SOURCE_TIME = "source SGD steps (eta = 0.001)"
+from feature_learning.training.losses import hinge
 
 
-# ---- sizes -----------------------------------------------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class Classification:
-    """Appendix F.1 (a), the theory's setting."""
-
-    d_core: int = 32
-    d_bg: int = 32
-    d: int = 256  # ambient dimension: enters only through the initialisation variance 1/d
-    width: int = 256
-    batch: int = 1000  # N, the fresh batch of each online-SGD step
-    lr: float = 0.4
-    steps: int = 500  # eta t = 200, the source's 2 * 10^5 steps
-    seeds: int = 3
-    log_every: int = 25
-    n_test: int = 4000
-
-    @property
-    def d0(self) -> int:
-        return self.d_core + self.d_bg
-
-    def source_steps(self, steps):
-        """The number of the source's steps (eta = 0.001) with the same eta * t."""
-        return steps * self.lr / SOURCE_LR
-
-
-@dataclasses.dataclass(frozen=True)
-class Regression:
-    """Appendix F.1 (b), "representation distillation", at (d_core = d_bg, width, batch) = (d_half, width, batch)."""
-
-    d_half: int = 16
-    d: int = 128  # 4 d0, as in F.1
-    width: int = 128
-    batch: int = 256
-    lr: float = 0.2
-    steps: int = 1500  # eta t = 300, the notes' calibration (eta = 0.1, T = 3000)
-    seeds: int = 8  # one replica in a few fits the ID target a little worse: the mean needs several
-
-
-@dataclasses.dataclass(frozen=True)
-class Extension:
-    """Fig. 3d / 10: other activations, biases, AdamW, concentric balls, at the dimensions of F.1 (the source names
-    no step size, decay or width: the step size is the chapter notes' CI calibration)."""
-
-    d_core: int = 32  # the core lives in the balls of R^{d_core}
-    d_bg: int = 32
-    width: int = 128
-    batch: int = 512  # fresh samples per AdamW step
-    steps: int = 1000
-    lr: float = 1e-2  # AdamW, betas (0.9, 0.999)
-    weight_decay: float = 1e-2  # decoupled, on every parameter
-    seeds: int = 4
-
-
-@dataclasses.dataclass(frozen=True)
-class Digits:
-    """The bundled-data analogue of Sec. 2 (chapter notes, section 4.7)."""
-
-    width: int = 256  # student 100 -> width -> teacher_dim
-    steps: int = 2000
-    seeds: int = 2
-    n_train: int = 1200  # of the 1797 digits; the rest is the test set
-    teacher_dim: int = 32  # principal components of the digit pixels
-    batch: int = 128
-    lr: float = 1e-3  # AdamW, betas (0.9, 0.999)
-    weight_decay: float = 1e-4
-
-
-@dataclasses.dataclass(frozen=True)
-class Checks:
-    """Sample sizes of the measurements that test the theory on the trained networks."""
-
-    gradient_samples: int = 16000  # fresh inputs for the population gradients of Experiment 2
-    init_neurons: int = 200000  # fresh initial neurons for the both-positive fraction at initialisation
-    estimate_samples: int = 50000  # fresh ID and OOD inputs for the OOD-risk estimate of Step 5
-
-
-@dataclasses.dataclass(frozen=True)
-class ContaminationSizes:
-    classification: Classification = Classification()
-    regression: Regression = Regression()
-    extension: Extension = Extension()
-    digits: Digits = Digits()
-    checks: Checks = Checks()
-
-
-BOOK = ContaminationSizes()
-CI = override(
-    BOOK,
-    # a quarter of the batch and 400 steps (eta t = 160, where the OOD risk has reached its plateau); four seeds,
-    # since the class-averaged activation rates move with the few neurons that never learn (about one in ten)
-    classification={"batch": 256, "steps": 400, "log_every": 20, "seeds": 4},
-    regression={"steps": 1000},  # eta t = 200: the ID error is at its floor
-    # two narrower students (batched): the claims' standard errors need two, and the drop's rate counts them
-    digits={"width": 128, "steps": 1500, "seeds": 2},
-)
-FULL = override(
-    BOOK,
-    classification={"lr": 0.1, "steps": 4000, "seeds": 5, "log_every": 50, "n_test": 20000},  # the notes' full run
-    regression={"d_half": 32, "d": 256, "width": 256, "batch": 1000, "lr": 0.1, "steps": 3000},  # the notes' run
-    extension={"width": 256, "batch": 1000, "steps": 2000},  # the notes' sizes
-    digits={"steps": 4000, "seeds": 3},
-    checks={"gradient_samples": 80000},
-)
-SIZES = {"ci": CI, "book": BOOK, "full": FULL}
-
-
-def feature_model(size: Classification) -> StructuredFeatures:
+def feature_model(size: ClassificationSizes) -> StructuredFeatures:
     return StructuredFeatures(d_core=size.d_core, d_bg=size.d_bg)
 
 
@@ -226,7 +104,7 @@ class ClassificationRun:
     tests: tuple  # ((x_id, y_id), (x_ood, y_ood))
 
 
-def run_classification(size: Classification, activation: str, generator: torch.Generator, device=None, *,
+def run_classification(size: ClassificationSizes, activation: str, generator: torch.Generator, device=None, *,
                        init: TwoLayerNet | None = None, tests=None, data: StructuredFeatures | None = None,
                        snapshots: tuple[int, ...] = (), tracked_neurons: int = 10) -> ClassificationRun:
     """The theory's setting (Sec. 3.2, appendix F.1): fixed +-1/m output layer, hinge loss, online SGD on fresh
@@ -330,32 +208,6 @@ def relu_vs_linear(size: ContaminationSizes, run: Run) -> ReluVsLinear:
                         float(p_pos.double().median(-1).values.mean()))
 
 
-def figure_risks(exp: ReluVsLinear) -> Figure:
-    """Figs. 3a-c and 8 redrawn: one row per network."""
-    def panel(title, curves, ylim=None):
-        return Panel([Curve(exp.time, values, label) for label, values in curves.items()], title, SOURCE_TIME,
-                     ylim=ylim)
-
-    rows = []
-    for name, r in (("ReLU", exp.relu), ("linear", exp.linear)):
-        h = r.history
-        rows.append([
-            panel(f"{name}: risks", {"ID hinge risk": h["id_hinge"], "OOD hinge risk": h["ood_hinge"]}, (-0.03, 1.1)),
-            panel(f"{name}: activation rate", {"positive class": h["p_pos"], "negative class": h["p_neg"]},
-                  (-0.03, 1.03)),
-            panel(f"{name}: mean weight per coordinate", {"core (oriented)": h["core"], "background": h["bg"]}),
-            panel(f"{name}: projection norms",
-                  {r"$\|P_{core}w_k\|$": h["core_norm"], r"$\|P_{bg}w_k\|$": h["bg_norm"]}),
-        ])
-    return plot_panels(rows, width=3.7, height=3.0)
-
-
-def figure_neurons(exp: ReluVsLinear) -> Figure:
-    """Fig. 7 redrawn: ten neurons of the first ReLU replica."""
-    return neuron_trajectories(exp.time, exp.relu.history["corr_pos"], exp.relu.history["corr_neg"],
-                               xlabel=SOURCE_TIME)
-
-
 # ---- the theory against the trained networks -------------------------------------------------------------------------
 @dataclasses.dataclass
 class TheoryChecks:
@@ -388,7 +240,7 @@ def theory_checks(size: ContaminationSizes, run: Run, exp: ReluVsLinear) -> Theo
     background norm) and the initial both-positive fraction (closed form against the run and a large sample)."""
     c = size.classification
     act = theory.activation_probability()
-    sigma = float(act["sigma"])
+    sigma = float(act.sigma)
     data = exp.relu.data
 
     def clt(W):
@@ -408,12 +260,12 @@ def theory_checks(size: ContaminationSizes, run: Run, exp: ReluVsLinear) -> Theo
     mc_error = max(float((m_ - e).abs().max()) for m_, e in zip(measured, exact, strict=True))
     mc_sd = float(max((e * (1 - e)).clamp_min(0).div(min(n_class)).sqrt().max() for e in exact))
     mom = theory.uniform_moments()
-    be = 0.56 * float(mom["berry_esseen"].subs(mom["n"], c.d0))
+    be = 0.56 * float(mom.berry_esseen.subs(mom.n, c.d0))
 
     ood = theory.ood_hinge_estimate()
-    ratio = sp.lambdify((ood["c"], ood["b"], ood["d_core"], ood["d_bg"]), ood["ratio"])
+    ratio = sp.lambdify((ood.c, ood.b, ood.d_core, ood.d_bg), ood.ratio)
     r = ratio(exp.final("relu", "core"), exp.final("relu", "bg"), c.d_core, c.d_bg)
-    lower, upper = (sp.lambdify((ood["r"], ood["M"], ood["R_id"]), ood[k]) for k in ("lower", "upper"))
+    lower, upper = (sp.lambdify((ood.r, ood.M, ood.R_id), getattr(ood, k)) for k in ("lower", "upper"))
     (xi, yi), (xo, yo) = held_out_sets(data, size.checks.estimate_samples, run.generator("ood_estimate"), run.device)
     with torch.no_grad():
         out_id, out_ood = exp.relu.net(xi), exp.relu.net(xo)
@@ -442,7 +294,7 @@ def theory_checks(size: ContaminationSizes, run: Run, exp: ReluVsLinear) -> Theo
                                                                                    both_run.numel()),
         both_positive_mc=float(both_mc.mean()), both_positive_mc_se=binomial_se(float(both_mc.mean()),
                                                                                 both_mc.numel()),
-        both_positive_theory=float(frac["fraction"].subs({frac["d_core"]: c.d_core, frac["d_bg"]: c.d_bg})),
+        both_positive_theory=float(frac.fraction.subs({frac.d_core: c.d_core, frac.d_bg: c.d_bg})),
     )
 
 
@@ -521,8 +373,8 @@ def gradient_mechanism(size: ContaminationSizes, run: Run, exp: ReluVsLinear) ->
     x, y, _ = data.sample(size.checks.gradient_samples, generator=run.generator("gradient_samples"),
                           dtype=torch.float64, device=run.device)
     rates = theory.contamination_rates()
-    args = (rates["rho_plus"], rates["rho_minus"], rates["mu"], theory.m, theory.eta)
-    core_rate, bg_rate = (sp.lambdify(args, rates[k]) for k in ("core", "bg"))
+    args = (rates.rho_plus, rates.rho_minus, rates.mu, theory.m, theory.eta)
+    core_rate, bg_rate = (sp.lambdify(args, getattr(rates, k)) for k in ("core", "bg"))
     rows, panels, err, panel_step = [], [], 0.0, exp.snapshot_steps[2]
     for step, W in exp.relu.snapshots.items():
         net = dataclasses.replace(exp.relu.net, W=W).to(dtype=torch.float64)
@@ -545,206 +397,3 @@ def gradient_mechanism(size: ContaminationSizes, run: Run, exp: ReluVsLinear) ->
     return Mechanism(rows, err, min(r.corr_bg for r in later),
                      max(abs(r.core_measured - r.core_formula) / r.core_formula for r in later),
                      c.seeds * c.width, panel_step, panels)
-
-
-def figure_mechanism(mech: Mechanism) -> Figure:
-    return measured_vs_predicted(mech.panels, xlabel="formula of Step 2", ylabel="autograd")
-
-
-# ---- Experiment 3: regression ("representation distillation", Fig. 9) -----------------------------------------------
-@dataclasses.dataclass
-class RegressionRun:
-    history: dict[str, torch.Tensor]
-    d_core: int
-
-
-def run_regression(size: ContaminationSizes, activation: str, generator: torch.Generator,
-                   device=None) -> RegressionRun:
-    """Appendix F.1 "regression (representation distillation)": the net regresses the OOD-optimal representation
-    (y z_j)_{j in S_core} with (1/2)||h - t||^2; both layers trained (output layer initialised at +-1/m), online SGD
-    with the source's weight decay on both, at the sizes of ``size.regression``."""
-    c, r = size.classification, size.regression
-    data = StructuredFeatures(d_core=r.d_half, d_bg=r.d_half)
-    net = init_fixed_output(r.seeds, data.d0, r.width, d_ambient=r.d, activation=activation, generator=generator,
-                            device=device, d_out=r.d_half, trained=("W", "a"))
-    x_id, _, _ = data.sample(c.n_test, split="id", generator=generator, device=device)
-    x_ood, _, _ = data.sample(c.n_test, split="ood", generator=generator, device=device)
-    u_bg = torch.ones(r.d_half, device=device) / r.d_half**0.5
-
-    def sample(step):
-        x, _, _ = data.sample(r.batch, replicas=r.seeds, generator=generator, device=device)
-        return x, data.regression_target(x)
-
-    def log(step):
-        W = net.W.detach()
-        return {"id_mse": risk(net(x_id), data.regression_target(x_id), half_squared_error),
-                "ood_mse": risk(net(x_ood), data.regression_target(x_ood), half_squared_error),
-                "bg_direction": (W[..., r.d_half:] @ u_bg).abs().mean(-1),
-                "bg_norm": W[..., r.d_half:].norm(dim=-1).mean(-1)}
-
-    config = OptimConfig(steps=r.steps, lr=r.lr, optimizer="sgd", weight_decay=WEIGHT_DECAY, warmup=0)
-    history = train(net.parameters(), fresh_batches(net, sample, half_squared_error), config,
-                    log_every=c.log_every, log_fn=log)
-    return RegressionRun(history, r.d_half)
-
-
-@dataclasses.dataclass
-class Distillation:
-    relu: RegressionRun
-    linear: RegressionRun
-    time: np.ndarray  # in the source's steps
-
-
-def regression(size: ContaminationSizes, run: Run) -> Distillation:
-    relu = run_regression(size, "relu", run.generator("regression", "relu"), run.device)
-    linear = run_regression(size, "identity", run.generator("regression", "linear"), run.device)
-    steps = relu.history["step"].numpy()
-    return Distillation(relu, linear, steps * size.regression.lr / SOURCE_LR)
-
-
-def figure_regression(dist: Distillation) -> Figure:
-    """Fig. 9 redrawn: ID and OOD regression error of the ReLU and the linear student (log scale)."""
-    panels = [Panel([Curve(dist.time, r.history["id_mse"], "ID error"),
-                     Curve(dist.time, r.history["ood_mse"], "OOD error")],
-                    f"{name} student", SOURCE_TIME, yscale="log")
-              for name, r in (("ReLU", dist.relu), ("linear", dist.linear))]
-    return plot_panels(panels, width=5.0, height=3.3)
-
-
-# ---- Experiment 4: other activations, AdamW, concentric balls (Figs. 3d, 10) ----------------------------------------
-def run_extension(size: ContaminationSizes, activation: str, generator: torch.Generator,
-                  device=None) -> dict[str, torch.Tensor]:
-    """Fig. 3d / 10: concentric balls (radii 1 and 2) for the core, U[0,1] -> U[-1,0] background, a two-layer net with
-    biases and both layers trained (PyTorch default init), AdamW, logistic loss (the source names no loss, step size or
-    decay: ours are in :class:`~feature_learning.experiments.feature_contamination.Extension`). Returns the history (per
-    replica)."""
-    c, e = size.classification, size.extension
-    data = ConcentricBalls(d_core=e.d_core, d_bg=e.d_bg)
-    net = init_torch_default(e.seeds, data.d0, e.width, activation=activation, generator=generator, device=device)
-    x_id, y_id = data.sample(c.n_test, split="id", generator=generator, device=device)
-    x_ood, y_ood = data.sample(c.n_test, split="ood", generator=generator, device=device)
-    W0 = net.W.detach().clone()
-    u_bg = torch.ones(e.d_bg, device=device) / e.d_bg**0.5
-
-    def core_norm(W):  # mean over neurons of ||P_core w_k||
-        return W[..., :e.d_core].norm(dim=-1).mean(-1)
-
-    def bg_direction(W):  # mean over neurons of |<w_k, u_bg>|, u_bg the unit background-mean direction
-        return (W[..., e.d_core:] @ u_bg).abs().mean(-1)
-
-    def sample(step):
-        return data.sample(e.batch, replicas=e.seeds, generator=generator, device=device)
-
-    def log(step):
-        out_id, out_ood = net(x_id), net(x_ood)
-        return {"id_loss": risk(out_id, y_id, logistic), "ood_loss": risk(out_ood, y_ood, logistic),
-                "id_acc": sign_accuracy(out_id, y_id), "ood_acc": sign_accuracy(out_ood, y_ood),
-                "bg_direction": bg_direction(net.W) / bg_direction(W0), "core_norm": core_norm(net.W) / core_norm(W0)}
-
-    config = OptimConfig(steps=e.steps, lr=e.lr, weight_decay=e.weight_decay, betas=(0.9, 0.999), warmup=0)
-    return train(net.parameters(), fresh_batches(net, sample, logistic), config,
-                 log_every=max(1, e.steps // 20), log_fn=log)
-
-
-@dataclasses.dataclass
-class ExtensionResult:
-    final: dict[str, dict[str, np.ndarray]]  # activation -> quantity -> per replica
-    n_test: int
-    initial: dict[str, dict[str, np.ndarray]] | None = None  # the same at step 0 (the untrained networks)
-
-    def worst(self, key: str, pick=max) -> float:
-        """``pick`` over activations of the mean over replicas."""
-        return float(pick(v[key].mean() for v in self.final.values()))
-
-    def worst_stat(self, key: str, pick=max) -> Stat:
-        """Mean and standard error over seeds of ``key`` for the activation whose mean is ``pick`` over them."""
-        values = pick(self.final.values(), key=lambda v: v[key].mean())
-        return Stat.of(values[key])
-
-    def chance_distance(self) -> Stat:
-        """|OOD accuracy - 1/2| of the activation farthest from chance. Its standard error combines the spread over
-        seeds with the binomial noise of the shared test set (a network that predicts one class everywhere scores the
-        test set's class share, the same for every seed)."""
-        values = max(self.final.values(), key=lambda v: abs(v["ood_acc"].mean() - 0.5))
-        se = math.hypot(Stat.of(values["ood_acc"]).se, math.sqrt(0.25 / self.n_test))
-        return Stat(abs(float(values["ood_acc"].mean()) - 0.5), se)
-
-
-def extension(size: ContaminationSizes, run: Run) -> ExtensionResult:
-    out, start = {}, {}
-    keys = ("id_loss", "ood_loss", "id_acc", "ood_acc", "bg_direction", "core_norm")
-    for a in EXTENSION_ACTIVATIONS:
-        h = run_extension(size, a, run.generator("extension", a), run.device)
-        out[a], start[a] = {k: final(h, k) for k in keys}, {k: initial(h, k) for k in keys}
-    return ExtensionResult(out, size.classification.n_test, start)
-
-
-def figure_extension(ext: ExtensionResult) -> Figure:
-    """Figs. 3d and 10 redrawn."""
-    groups = ["GELU" if a == "gelu" else a.capitalize() if a != "relu" else "ReLU" for a in ext.final]
-    series = {"ID logistic loss": [v["id_loss"].mean() for v in ext.final.values()],
-              "OOD logistic loss": [v["ood_loss"].mean() for v in ext.final.values()],
-              "background projection / init": [v["bg_direction"].mean() for v in ext.final.values()]}
-    return grouped_bars(groups, series, log=True, title="two-layer nets with biases, AdamW, concentric balls")
-
-
-# ---- a bundled-data analogue of Sec. 2: distil an OOD-robust teacher on digits with a random border -------------
-@dataclasses.dataclass
-class DigitsRun:
-    teacher: dict[str, float]  # probe accuracy {"id", "ood"}
-    student: dict[str, np.ndarray]  # probe accuracy per replica {"id", "ood"}
-    mse_id: np.ndarray  # per replica, distillation error
-    mse_ood: np.ndarray
-    n_test: int
-
-
-def run_digits_distillation(size: ContaminationSizes, activation: str, splits, generator: torch.Generator,
-                            device=None) -> DigitsRun:
-    """Teacher: PCA (``teacher_dim`` components) of the 64 digit pixels, fitted on the training digits; it ignores the
-    border, so it is exactly invariant to the background shift (the role of the OOD-robust CLIP teacher). Student: a
-    two-layer net 100 -> width -> teacher_dim (``activation``, biases, PyTorch init) trained by MSE to the teacher
-    on ID images (fresh border noise each batch; AdamW). Multinomial logistic probes
-    (:func:`~feature_learning.measure.probes.multiclass_probe`) are fitted on ID training representations and scored
-    on ID and OOD test images. ``splits``: the (train, test) digits of
-    :func:`~feature_learning.data.digits.digit_splits`; ``generator`` draws the student, its batches and the borders."""
-    dg = size.digits
-    train_split, test_split = splits
-    mean = train_split.digits.mean(0)
-    _, _, vh = torch.linalg.svd(train_split.digits - mean, full_matrices=False)
-    basis = vh[:dg.teacher_dim].T  # (64, teacher_dim)
-    core = ~border_mask()
-
-    def teacher(images):
-        return (images[:, core] - mean) @ basis
-
-    net = init_torch_default(dg.seeds, 100, dg.width, d_out=dg.teacher_dim, activation=activation,
-                             generator=generator, device=device)
-
-    def loss_fn(step):
-        idx = torch.randint(0, dg.n_train, (dg.seeds, dg.batch), generator=generator)
-        images = with_border(train_split.digits[idx.flatten()], split="id", generator=generator)
-        target = teacher(images).view(dg.seeds, dg.batch, dg.teacher_dim)
-        return half_squared_error(net(images.view(dg.seeds, dg.batch, -1).to(device)),
-                                  target.to(device)).mean(-1).sum()
-
-    train(net.parameters(), loss_fn, OptimConfig(steps=dg.steps, lr=dg.lr, weight_decay=dg.weight_decay,
-                                                 betas=(0.9, 0.999), warmup=0))
-    images = {name: with_border(split.digits, split=shift, generator=generator)
-              for name, split, shift in (("train", train_split, "id"), ("id", test_split, "id"),
-                                         ("ood", test_split, "ood"))}
-    ytr, yte = train_split.labels, test_split.labels
-    reps_t = {name: teacher(img) for name, img in images.items()}
-    teacher_acc = multiclass_probe(reps_t["train"], ytr, {k: (reps_t[k], yte) for k in ("id", "ood")})
-    with torch.no_grad():
-        reps = {name: net(img.to(device)).cpu() for name, img in images.items()}
-    student_acc = multiclass_probe(reps["train"], ytr, {k: (reps[k], yte) for k in ("id", "ood")})
-    return DigitsRun(teacher_acc, student_acc,
-                     half_squared_error(reps["id"], reps_t["id"]).mean(-1).double().numpy(),
-                     half_squared_error(reps["ood"], reps_t["ood"]).mean(-1).double().numpy(), len(yte))
-
-
-def digits(size: ContaminationSizes, run: Run) -> dict[str, DigitsRun]:
-    """The ReLU and the linear student of the same teacher, on the same split of the digits."""
-    splits = digit_splits(size.digits.n_train, run.generator("digits", "split"))
-    return {a: run_digits_distillation(size, a, splits, run.generator("digits", a), run.device)
-            for a in ("relu", "identity")}

@@ -1,0 +1,100 @@
+"""The sizes of the chapter "Contrastive learning between universality and label efficiency" per profile."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from feature_learning.book.profiles import override
+
+DTYPE = torch.float64  # the notes: the linear model's weights must be read to 3 decimals
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelSizes:
+    s: int = 5  # shared features (the notes: larger s, r saturate the loss and stall the reallocation)
+    r: int = 10  # invariant features per task (r = 2s, the illustration of Prop. F.8)
+    T: int = 4  # tasks
+    u: int = 10  # spurious coordinates (redrawn by the augmentation)
+
+
+@dataclasses.dataclass(frozen=True)
+class AllocationSizes:
+    pairs: tuple[tuple[int, int], ...] = ((5, 10), (10, 20), (10, 30), (20, 30))  # (s, r)
+    Ts: tuple[int, ...] = (1, 2, 4, 8, 16)
+    n: int = 100_000  # Monte-Carlo samples of (Z, Z_1)
+    grid_points: int = 501  # alpha grid on [0, 1]
+
+
+@dataclasses.dataclass(frozen=True)
+class PretrainSizes:
+    steps: int = 300
+    batch: int = 1024  # fresh examples per step and replica
+    lr: float = 1.0
+    init_scale: float = 0.01
+    replicas: int = 4
+    cka_samples: int = 5000  # target-task inputs on which representations are compared
+
+
+@dataclasses.dataclass(frozen=True)
+class TradeoffSizes:
+    ms: tuple[int, ...] = (10, 20, 50, 200)  # labelled target samples
+    draws: int = 10  # labelled sets (with their own u*) per replica
+    n_test: int = 2000
+    C: float = 1.0  # scikit-learn's default, as in the notes' prototype
+    large_T: int = 16
+    large_prefixes: tuple[int, ...] = (1, 2, 4, 8, 16)  # tasks in pre-training for the T = 16 curve
+    closed_replicas: int = 16  # replicas of the closed-form curves (cheap: the probe sees r numbers)
+
+
+@dataclasses.dataclass(frozen=True)
+class FinetuneSizes:
+    gammas: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 1.5)
+    steps: int = 300
+    lr: float = 1.0
+    dykstra_iterations: int = 20
+    ms: tuple[int, ...] = (10, 20, 50)
+
+
+@dataclasses.dataclass(frozen=True)
+class RegularisationSizes:
+    Ts: tuple[int, ...] = (4, 16)
+    ms: tuple[int, ...] = (10, 20, 50)
+    augmentations: int = 10  # fixed augmentations per labelled point (Table 7.2: 10)
+    steps: int = 300
+    lr: float = 0.1  # representation
+    head_lr: float = 1.0
+    head_penalty: float = 1e-3  # 1e-3 ||u||^2
+    lam: float = 1.0  # weight of the contrastive term (eq. 7.9; lambda = 1 for the foundation models)
+    pairs: int = 256  # contrastive pairs per step
+    replicas: int = 24  # FT - LP at T = 4 is ~0.03 with a replica sd ~0.03: 24 put it ~4 se from 0
+    n_test: int = 2000
+
+
+@dataclasses.dataclass(frozen=True)
+class ContrastiveSizes:
+    model: ModelSizes = ModelSizes()
+    allocation: AllocationSizes = AllocationSizes()
+    pretrain: PretrainSizes = PretrainSizes()
+    tradeoff: TradeoffSizes = TradeoffSizes()
+    finetune: FinetuneSizes = FinetuneSizes()
+    regularisation: RegularisationSizes = RegularisationSizes()
+
+
+BOOK = ContrastiveSizes()
+CI = override(
+    BOOK,
+    allocation={"n": 40_000, "grid_points": 201},  # alpha = 1 sits on the boundary: a coarse grid finds it
+    tradeoff={"n_test": 1000},  # half the test points: the paired differences stay beyond 2 se
+    regularisation={"ms": (20,)},  # one label budget: the table's middle column
+)
+FULL = override(
+    BOOK,
+    allocation={"n": 400_000, "grid_points": 2001},  # the notes' N = 4e5
+    pretrain={"steps": 1000, "replicas": 16},  # the notes' full size: longer training, more seeds
+    tradeoff={"draws": 40, "n_test": 5000, "closed_replicas": 64},
+    finetune={"steps": 600},
+    regularisation={"replicas": 32, "steps": 600},
+)  # FULL: the paper-scale counterpart of every experiment (runs unchanged on CUDA)
+SIZES = {"ci": CI, "book": BOOK, "full": FULL}

@@ -1,0 +1,208 @@
+"""Experiments 3-4 and the digits analogue of the chapter "Feature contamination": regression
+(representation distillation, Fig. 9), other activations with AdamW on concentric balls (Figs. 3d, 10), and the
+bundled-data analogue of Sec. 2."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import torch
+
+from feature_learning.book.profiles import Run
+from feature_learning.data.digits import border_mask, digit_splits, with_border
+from feature_learning.data.structured_features import ConcentricBalls, StructuredFeatures
+from feature_learning.experiments.feature_contamination.runs import Stat, final, initial
+from feature_learning.experiments.feature_contamination.sizes import (
+    EXTENSION_ACTIVATIONS,
+    SOURCE_LR,
+    WEIGHT_DECAY,
+    ContaminationSizes,
+)
+from feature_learning.measure.metrics import risk, sign_accuracy
+from feature_learning.measure.probes import multiclass_probe
+from feature_learning.models.two_layer import init_fixed_output, init_torch_default
+from feature_learning.training.loop import OptimConfig, fresh_batches, train
+from feature_learning.training.losses import half_squared_error, logistic
+
+
+# ---- Experiment 3: regression ("representation distillation", Fig. 9) -----------------------------------------------
+@dataclasses.dataclass
+class RegressionRun:
+    history: dict[str, torch.Tensor]
+    d_core: int
+
+
+def run_regression(size: ContaminationSizes, activation: str, generator: torch.Generator,
+                   device=None) -> RegressionRun:
+    """Appendix F.1 "regression (representation distillation)": the net regresses the OOD-optimal representation
+    (y z_j)_{j in S_core} with (1/2)||h - t||^2; both layers trained (output layer initialised at +-1/m), online SGD
+    with the source's weight decay on both, at the sizes of ``size.regression``."""
+    c, r = size.classification, size.regression
+    data = StructuredFeatures(d_core=r.d_half, d_bg=r.d_half)
+    net = init_fixed_output(r.seeds, data.d0, r.width, d_ambient=r.d, activation=activation, generator=generator,
+                            device=device, d_out=r.d_half, trained=("W", "a"))
+    x_id, _, _ = data.sample(c.n_test, split="id", generator=generator, device=device)
+    x_ood, _, _ = data.sample(c.n_test, split="ood", generator=generator, device=device)
+    u_bg = torch.ones(r.d_half, device=device) / r.d_half**0.5
+
+    def sample(step):
+        x, _, _ = data.sample(r.batch, replicas=r.seeds, generator=generator, device=device)
+        return x, data.regression_target(x)
+
+    def log(step):
+        W = net.W.detach()
+        return {"id_mse": risk(net(x_id), data.regression_target(x_id), half_squared_error),
+                "ood_mse": risk(net(x_ood), data.regression_target(x_ood), half_squared_error),
+                "bg_direction": (W[..., r.d_half:] @ u_bg).abs().mean(-1),
+                "bg_norm": W[..., r.d_half:].norm(dim=-1).mean(-1)}
+
+    config = OptimConfig(steps=r.steps, lr=r.lr, optimizer="sgd", weight_decay=WEIGHT_DECAY, warmup=0)
+    history = train(net.parameters(), fresh_batches(net, sample, half_squared_error), config,
+                    log_every=c.log_every, log_fn=log)
+    return RegressionRun(history, r.d_half)
+
+
+@dataclasses.dataclass
+class Distillation:
+    relu: RegressionRun
+    linear: RegressionRun
+    time: np.ndarray  # in the source's steps
+
+
+def regression(size: ContaminationSizes, run: Run) -> Distillation:
+    relu = run_regression(size, "relu", run.generator("regression", "relu"), run.device)
+    linear = run_regression(size, "identity", run.generator("regression", "linear"), run.device)
+    steps = relu.history["step"].numpy()
+    return Distillation(relu, linear, steps * size.regression.lr / SOURCE_LR)
+
+
+# ---- Experiment 4: other activations, AdamW, concentric balls (Figs. 3d, 10) ----------------------------------------
+def run_extension(size: ContaminationSizes, activation: str, generator: torch.Generator,
+                  device=None) -> dict[str, torch.Tensor]:
+    """Fig. 3d / 10: concentric balls (radii 1 and 2) for the core, U[0,1] -> U[-1,0] background, a two-layer net with
+    biases and both layers trained (PyTorch default init), AdamW, logistic loss (the source names no loss, step size or
+    decay: ours are in :class:`~feature_learning.experiments.feature_contamination.ExtensionSizes`). Returns the
+    history (per replica)."""
+    c, e = size.classification, size.extension
+    data = ConcentricBalls(d_core=e.d_core, d_bg=e.d_bg)
+    net = init_torch_default(e.seeds, data.d0, e.width, activation=activation, generator=generator, device=device)
+    x_id, y_id = data.sample(c.n_test, split="id", generator=generator, device=device)
+    x_ood, y_ood = data.sample(c.n_test, split="ood", generator=generator, device=device)
+    W0 = net.W.detach().clone()
+    u_bg = torch.ones(e.d_bg, device=device) / e.d_bg**0.5
+
+    def core_norm(W):  # mean over neurons of ||P_core w_k||
+        return W[..., :e.d_core].norm(dim=-1).mean(-1)
+
+    def bg_direction(W):  # mean over neurons of |<w_k, u_bg>|, u_bg the unit background-mean direction
+        return (W[..., e.d_core:] @ u_bg).abs().mean(-1)
+
+    def sample(step):
+        return data.sample(e.batch, replicas=e.seeds, generator=generator, device=device)
+
+    def log(step):
+        out_id, out_ood = net(x_id), net(x_ood)
+        return {"id_loss": risk(out_id, y_id, logistic), "ood_loss": risk(out_ood, y_ood, logistic),
+                "id_acc": sign_accuracy(out_id, y_id), "ood_acc": sign_accuracy(out_ood, y_ood),
+                "bg_direction": bg_direction(net.W) / bg_direction(W0), "core_norm": core_norm(net.W) / core_norm(W0)}
+
+    config = OptimConfig(steps=e.steps, lr=e.lr, weight_decay=e.weight_decay, betas=(0.9, 0.999), warmup=0)
+    return train(net.parameters(), fresh_batches(net, sample, logistic), config,
+                 log_every=max(1, e.steps // 20), log_fn=log)
+
+
+@dataclasses.dataclass
+class ExtensionResult:
+    final: dict[str, dict[str, np.ndarray]]  # activation -> quantity -> per replica
+    n_test: int
+    initial: dict[str, dict[str, np.ndarray]] | None = None  # the same at step 0 (the untrained networks)
+
+    def worst(self, key: str, pick=max) -> float:
+        """``pick`` over activations of the mean over replicas."""
+        return float(pick(v[key].mean() for v in self.final.values()))
+
+    def worst_stat(self, key: str, pick=max) -> Stat:
+        """Mean and standard error over seeds of ``key`` for the activation whose mean is ``pick`` over them."""
+        values = pick(self.final.values(), key=lambda v: v[key].mean())
+        return Stat.of(values[key])
+
+    def chance_distance(self) -> Stat:
+        """|OOD accuracy - 1/2| of the activation farthest from chance. Its standard error combines the spread over
+        seeds with the binomial noise of the shared test set (a network that predicts one class everywhere scores the
+        test set's class share, the same for every seed)."""
+        values = max(self.final.values(), key=lambda v: abs(v["ood_acc"].mean() - 0.5))
+        se = math.hypot(Stat.of(values["ood_acc"]).se, math.sqrt(0.25 / self.n_test))
+        return Stat(abs(float(values["ood_acc"].mean()) - 0.5), se)
+
+
+def extension(size: ContaminationSizes, run: Run) -> ExtensionResult:
+    out, start = {}, {}
+    keys = ("id_loss", "ood_loss", "id_acc", "ood_acc", "bg_direction", "core_norm")
+    for a in EXTENSION_ACTIVATIONS:
+        h = run_extension(size, a, run.generator("extension", a), run.device)
+        out[a], start[a] = {k: final(h, k) for k in keys}, {k: initial(h, k) for k in keys}
+    return ExtensionResult(out, size.classification.n_test, start)
+
+
+# ---- a bundled-data analogue of Sec. 2: distil an OOD-robust teacher on digits with a random border -------------
+@dataclasses.dataclass
+class DigitsRun:
+    teacher: dict[str, float]  # probe accuracy {"id", "ood"}
+    student: dict[str, np.ndarray]  # probe accuracy per replica {"id", "ood"}
+    mse_id: np.ndarray  # per replica, distillation error
+    mse_ood: np.ndarray
+    n_test: int
+
+
+def run_digits_distillation(size: ContaminationSizes, activation: str, splits, generator: torch.Generator,
+                            device=None) -> DigitsRun:
+    """Teacher: PCA (``teacher_dim`` components) of the 64 digit pixels, fitted on the training digits; it ignores the
+    border, so it is exactly invariant to the background shift (the role of the OOD-robust CLIP teacher). Student: a
+    two-layer net 100 -> width -> teacher_dim (``activation``, biases, PyTorch init) trained by MSE to the teacher
+    on ID images (fresh border noise each batch; AdamW). Multinomial logistic probes
+    (:func:`~feature_learning.measure.probes.multiclass_probe`) are fitted on ID training representations and scored
+    on ID and OOD test images. ``splits``: the (train, test) digits of
+    :func:`~feature_learning.data.digits.digit_splits`; ``generator`` draws the student, its batches and the borders."""
+    dg = size.digits
+    train_split, test_split = splits
+    mean = train_split.digits.mean(0)
+    _, _, vh = torch.linalg.svd(train_split.digits - mean, full_matrices=False)
+    basis = vh[:dg.teacher_dim].T  # (64, teacher_dim)
+    core = ~border_mask()
+
+    def teacher(images):
+        return (images[:, core] - mean) @ basis
+
+    net = init_torch_default(dg.seeds, 100, dg.width, d_out=dg.teacher_dim, activation=activation,
+                             generator=generator, device=device)
+
+    def loss_fn(step):
+        idx = torch.randint(0, dg.n_train, (dg.seeds, dg.batch), generator=generator)
+        images = with_border(train_split.digits[idx.flatten()], split="id", generator=generator)
+        target = teacher(images).view(dg.seeds, dg.batch, dg.teacher_dim)
+        return half_squared_error(net(images.view(dg.seeds, dg.batch, -1).to(device)),
+                                  target.to(device)).mean(-1).sum()
+
+    train(net.parameters(), loss_fn, OptimConfig(steps=dg.steps, lr=dg.lr, weight_decay=dg.weight_decay,
+                                                 betas=(0.9, 0.999), warmup=0))
+    images = {name: with_border(split.digits, split=shift, generator=generator)
+              for name, split, shift in (("train", train_split, "id"), ("id", test_split, "id"),
+                                         ("ood", test_split, "ood"))}
+    ytr, yte = train_split.labels, test_split.labels
+    reps_t = {name: teacher(img) for name, img in images.items()}
+    teacher_acc = multiclass_probe(reps_t["train"], ytr, {k: (reps_t[k], yte) for k in ("id", "ood")})
+    with torch.no_grad():
+        reps = {name: net(img.to(device)).cpu() for name, img in images.items()}
+    student_acc = multiclass_probe(reps["train"], ytr, {k: (reps[k], yte) for k in ("id", "ood")})
+    return DigitsRun(teacher_acc, student_acc,
+                     half_squared_error(reps["id"], reps_t["id"]).mean(-1).double().numpy(),
+                     half_squared_error(reps["ood"], reps_t["ood"]).mean(-1).double().numpy(), len(yte))
+
+
+def digits(size: ContaminationSizes, run: Run) -> dict[str, DigitsRun]:
+    """The ReLU and the linear student of the same teacher, on the same split of the digits."""
+    splits = digit_splits(size.digits.n_train, run.generator("digits", "split"))
+    return {a: run_digits_distillation(size, a, splits, run.generator("digits", a), run.device)
+            for a in ("relu", "identity")}
