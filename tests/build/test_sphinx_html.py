@@ -34,7 +34,7 @@ def test_a_figures_image_takes_its_caption_as_alt_text():
 
 
 def test_alt_text_reads_a_captions_math_as_plain_text():
-    from feature_learning.book.sphinx_html import tex_to_text
+    from feature_learning.build.sphinx_html import tex_to_text
 
     doc = _doc()
     figure = nodes.figure()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from feature_learning.book.notebooks import toc_notebooks
+from feature_learning.build.notebooks import toc_notebooks
 from feature_learning.plotting.legibility import notebook_problems
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -40,7 +40,7 @@ def test_internal_links_and_anchors_resolve(site_dir):
 def test_names_in_chapter_code_link_to_the_library_reference(site_dir):
     """sphinx-codeautolink links each library name a chapter's code uses (``experiment.figure_81``,
     ``open_chapter``) to its entry in the library reference: every chapter page has such links."""
-    from feature_learning.book.notebooks import toc_notebooks
+    from feature_learning.build.notebooks import toc_notebooks
 
     root = Path(__file__).resolve().parents[2]
     missing = []

@@ -131,10 +131,11 @@ def slope_se(x, y, *, se=None) -> tuple[float, float]:
     points ``y``): propagated through the slope's weights, sqrt(sum w_i^2 se_i^2)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     xc = x - x.mean()
+    if se is not None:
+        w = xc / (xc**2).sum()
+        return float(w @ y), float(np.sqrt((w**2 * np.asarray(se, dtype=float) ** 2).sum()))
     sxx = float(xc @ xc)
     slope = float(xc @ (y - y.mean()) / sxx)
-    if se is not None:
-        return slope, float(np.sqrt(((xc / sxx) ** 2 * np.asarray(se, dtype=float) ** 2).sum()))
     residual = y - y.mean() - slope * xc
     dof = len(x) - 2
     return slope, (math.sqrt(float(residual @ residual) / dof / sxx) if dof > 0 else float("nan"))

@@ -3,8 +3,8 @@ or the stored one), that it says which, and the inconclusive rates it shows per 
 
 import json
 
-from feature_learning.book.seeds import summarize
-from feature_learning.book.sphinx_report import _sweep_cell, report_nodes, sweep_provenance, sweep_summary
+from feature_learning.build.seeds import summarize
+from feature_learning.build.sphinx_report import _sweep_cell, report_nodes, sweep_provenance, sweep_summary
 
 
 def record(seed, status, passed=None, ok=True):
