@@ -26,6 +26,7 @@ import datetime as _dt
 import json
 import os
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -104,6 +105,15 @@ def run_one(notebook: Path, profile: str, seed: int, out: Path, root: Path | Non
     return record
 
 
+def _commit() -> str | None:
+    """The checked-out commit of the repository the sweep ran in (None outside a git checkout)."""
+    try:
+        done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent)
+    except OSError:
+        return None
+    return (done.stdout.strip() or None) if done.returncode == 0 else None
+
+
 def summarize(records: list[dict]) -> dict:
     """Per chapter and claim: each seed's status and measured value, and the share of seeds it holds at."""
     chapters: dict[str, dict] = {}
@@ -133,6 +143,7 @@ def summarize(records: list[dict]) -> dict:
         )
     return {
         "written": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "commit": _commit(),
         "all_hold": all(c["all_hold"] for c in chapters.values()),
         "chapters": chapters,
     }
