@@ -12,7 +12,7 @@ import dataclasses
 import pytest
 import torch
 
-from feature_learning.book.profiles import Run
+from feature_learning.book.profiles import Run, override
 from feature_learning.build.device_audit import ACCELERATOR, DeviceMismatch, pretend_accelerator
 from feature_learning.experiments import contrastive as ct
 from feature_learning.experiments import feature_contamination as fc
@@ -24,7 +24,7 @@ from feature_learning.experiments import label_granularity as lg
 from feature_learning.experiments import simplicity_bias as sb
 from feature_learning.models.two_layer import TwoLayerNet
 
-GF = gf.override(
+GF = override(
     gf.BOOK,
     emergence={"m": 20, "n_step": 2000, "seeds": 2},
     parity={"m": 12, "n_step": 4000, "n_fit": 500, "steps": 50, "n_test": 300, "seeds": 2,
@@ -33,7 +33,7 @@ GF = gf.override(
     uniform={"d": 9, "m": 12, "n_step": 4000, "n_fit": 300, "steps": 50, "n_test": 300, "seeds": 2},
     multi_index={"d": 8, "widths": (8,), "n_step": 2000, "n_fit": 500, "n_test": 500, "seeds": 2},
 )
-FC = fc.override(
+FC = override(
     fc.BOOK,
     classification={"d_core": 3, "d_bg": 3, "d": 24, "width": 8, "batch": 16, "steps": 12, "seeds": 2, "log_every": 4,
                     "n_test": 200},
@@ -41,14 +41,14 @@ FC = fc.override(
     extension={"d_core": 3, "d_bg": 3, "width": 8, "batch": 16, "steps": 5},
     checks={"gradient_samples": 500, "init_neurons": 400, "estimate_samples": 300},
 )
-CT = ct.override(ct.CI, allocation={"pairs": ((5, 10),), "Ts": (1, 4), "n": 5000, "grid_points": 21},
+CT = override(ct.CI, allocation={"pairs": ((5, 10),), "Ts": (1, 4), "n": 5000, "grid_points": 21},
                  pretrain={"steps": 20, "batch": 256, "replicas": 2, "cka_samples": 500})
-FE = fe.override(fe.CI, parity={"d": 12, "D": 8, "k": 3, "m": 6, "n": 300, "n_test": 200, "steps": 12, "batch": 50,
+FE = override(fe.CI, parity={"d": 12, "D": 8, "k": 3, "m": 6, "n": 300, "n_test": 200, "steps": 12, "batch": 50,
                                 "log_every": 5, "seeds": 2}, variants={"seeds": 1, "dims": (8, 24)})
 LG = dataclasses.replace(lg.PatchModel(), n_lucky=1.0, P=12, s_star=3, d_min=16, d_spare=4, batch=16)
 
 
-ICL = icl.override(icl.CI, transformer={"shapes": ((8, 1, 1), (16, 2, 2)), "steps": 10, "batch": 16, "seeds": 2,
+ICL = override(icl.CI, transformer={"shapes": ((8, 1, 1), (16, 2, 2)), "steps": 10, "batch": 16, "seeds": 2,
                                         "eval_prompts": 200})
 
 
