@@ -9,6 +9,7 @@ from feature_learning.experiments.gradient_features.runs import (
     TicketResult,
     XorResult,
 )
+from feature_learning.measure.statistics import seed_mean_sd
 from feature_learning.plotting.curves import Curve, Guide, Panel, grouped_bars, plot_panels
 from feature_learning.plotting.neurons import cosine_histograms
 
@@ -66,8 +67,9 @@ def cosine_figure(em: EmergenceResult, m: int):
         "units m+1..2m (bias -b~)": {"initialisation": em.cos_init[:, m:], "after step 1": em.cos_step[:, m:]}})
 
 
-def parts_figure(parts, mean, sd):
-    """Experiment 2: test accuracy per part of the structured parity, gradient against random features (``mean``,
-    ``sd``: (2, parts) over seeds)."""
+def parts_figure(parts, accuracy):
+    """Experiment 2: test accuracy per part of the structured parity, gradient against random features (mean and
+    sd over seeds of ``accuracy``: (2 arms, parts, seeds))."""
+    mean, sd = seed_mean_sd(accuracy.cpu().numpy(), axis=-1)
     return grouped_bars([f"part {name}" for name in parts], {"gradient features": mean[0], "random features": mean[1]},
                         ylabel="test accuracy", errors={"gradient features": sd[0], "random features": sd[1]})
