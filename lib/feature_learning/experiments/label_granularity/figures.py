@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import torch
 
@@ -23,6 +25,27 @@ from feature_learning.experiments.label_granularity.sizes import (
 from feature_learning.experiments.label_granularity.summaries import hard_acc_curves, replica_curves
 from feature_learning.measure.statistics import mean_se
 from feature_learning.plotting.curves import Curve, Guide, Panel, patch_heatmaps, plot_panels
+from feature_learning.plotting.legibility import MIN_POINTS, texts
+
+
+def _plot(panels, **kwargs):
+    """:func:`plot_panels` with the legends at the book's smallest legible size (``plotting.legibility``)."""
+    rows = [panels] if isinstance(panels[0], Panel) else panels
+    return plot_panels([[dataclasses.replace(p, legend_size=MIN_POINTS) for p in row] for row in rows], **kwargs)
+
+
+def _fit_column(fig, width: float = 6.5, layout: str = "tight"):
+    """A figure drawn by a shared plotting function, made legible in the book's column: at most ``width`` inches
+    wide, no text under the smallest legible size (``plotting.legibility``); laid out again by ``layout``
+    ("tight", or "constrained" for a figure with a colour bar, which tight_layout misplaces)."""
+    w, h = fig.get_size_inches()
+    if w > width:
+        fig.set_size_inches(width, h)
+    for text in texts(fig):
+        if text.get_fontsize() < MIN_POINTS:
+            text.set_fontsize(MIN_POINTS)
+    fig.set_layout_engine(layout)
+    return fig
 
 
 def empirical_panels() -> list[list[Panel]]:
@@ -81,7 +104,7 @@ def dynamics_figure(sweep: Sweep, model: PatchModel, k: int = 8):
     panels.append(Panel([Curve(coarse.steps[1:], replica_curves(coarse.ratio_curve())[1:], "measured", color="C0")],
                         title=f"coarse, k = {k}: growth ratio since init", xlabel="t",
                         ylabel=r"$\Delta A^*_{sub}/\Delta A^*_{common}$", xscale="log", guides=[Guide(1 / k, "1/k")]))
-    return plot_panels(panels, width=3.6, height=3.2)
+    return _plot([panels[:2], panels[2:]], width=3.3, height=3.0)
 
 
 def logtime_figure(lt: LogTime, k: int):
@@ -89,14 +112,14 @@ def logtime_figure(lt: LogTime, k: int):
     logarithmic-time law makes linear in t."""
     t = lt.runs["exact"].steps[1:]
     exact = lt.F_class["exact"]
-    return plot_panels([
+    return _plot([
         Panel([Curve(t, lt.F_class["exact"].mean(-1)[1:], "exact counts", color="C0"),
                Curve(t, lt.F_class["bernoulli"].mean(-1)[1:], "Bernoulli counts", color="C3")],
               title=f"coarse, k = {k}: own-class output on normal samples", xlabel="t", ylabel="$F_y$", xscale="log"),
         Panel([Curve(t, (torch.exp(exact) + exact).flatten(1)[1:], "measured", color="C0")],
               title=r"exact counts: $e^F+F$ is linear in $t$", xlabel="t", ylabel=r"$e^{F}+F$ (per class and seed)",
               xscale="log"),
-    ], width=3.6, height=3.2)
+    ], width=3.3, height=3.0)
 
 
 def margins_figure(sweep: Sweep, summary: dict):
@@ -112,28 +135,31 @@ def margins_figure(sweep: Sweep, summary: dict):
     ks_c = np.array(sweep.ks("coarse"), dtype=float)
     reference = summary[("coarse", 8)]["hard_margin"].mean() * 8 / ks_c
     curves.append(Curve(ks_c, reference, "∝ 1/k", ":", color="gray", kwargs={"lw": 0.8}))
-    return plot_panels([Panel(curves, title="margin F_y - F_y' on test samples", xlabel="k (subclasses per class)",
-                              ylabel="margin", xscale="log", yscale="log")], width=3.9, height=3.3)
+    return _plot([Panel(curves, title="margin F_y - F_y' on test samples", xlabel="k (subclasses per class)",
+                        ylabel="margin", xscale="log", yscale="log")], width=5.5, height=3.8)
 
 
 def robustness_figure(sweep: Sweep, sw: SweepSizes):
     """Hard-sample accuracy against the distractor strength rho (mean over replicas with their range), coarse
     against fine labels (merged to the coarse classes), one panel per fine k of the sweep, with chance 1/2."""
     rhos = np.array(sw.rhos)
-    return plot_panels([Panel([Curve(rhos, hard_acc_curves(sweep, "coarse", k), "coarse labels", color="C0"),
-                               Curve(rhos, hard_acc_curves(sweep, "fine", k), "fine labels (merged)", color="C1")],
-                              title=f"k = {k}", xlabel=r"distractor $\rho$", ylabel="hard-sample accuracy",
-                              guides=[Guide(0.5, "1/2")]) for k in sw.fine_ks], width=3.6, height=3.2, sharey=True)
+    panels = [Panel([Curve(rhos, hard_acc_curves(sweep, "coarse", k), "coarse labels", color="C0"),
+                     Curve(rhos, hard_acc_curves(sweep, "fine", k), "fine labels (merged)", color="C1")],
+                    title=f"k = {k}", xlabel=r"distractor $\rho$", ylabel="hard-sample accuracy",
+                    guides=[Guide(0.5, "1/2")]) for k in sw.fine_ks]
+    return _plot([panels[i:i + 2] for i in range(0, len(panels), 2)], width=3.3, height=3.0, sharey=True)
 
 
 
 
 def samples_figure(example: dict[str, torch.Tensor]):
     """One normal and one hard sample of subclass (+, 0) as patch x feature heat maps (:func:`example_samples`)."""
-    return patch_heatmaps([("normal sample of (+, 1)", example["normal"]), ("hard sample of (+, 1)", example["hard"])])
+    return _fit_column(patch_heatmaps([("normal sample of (+, 1)", example["normal"]),
+                                       ("hard sample of (+, 1)", example["hard"])]),
+                       layout="constrained")
 
 
 def empirical_figures() -> dict[str, object]:
     """The source's tables as three figures (:func:`empirical_panels`), keyed by the chapter's glue names."""
-    return {key: plot_panels(row, width=3.9) for key, row in zip(("inat", "imagenet", "cross"), empirical_panels(),
-                                                                 strict=True)}
+    rows = zip(("inat", "imagenet", "cross"), empirical_panels(), strict=True)
+    return {key: _plot([[panel] for panel in row], width=6.5, height=3.4) for key, row in rows}
