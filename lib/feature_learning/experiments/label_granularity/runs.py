@@ -37,7 +37,7 @@ from feature_learning.experiments.label_granularity.sizes import (
     PatchModel,
 )
 from feature_learning.measure.lucky_neurons import level_crossing, responding, set_mean, set_sizes, singly_activated
-from feature_learning.measure.statistics import ls_slope, mean_se
+from feature_learning.measure.statistics import ls_slope
 from feature_learning.models.patch_conv import PatchConvNet, init_thresholded, merge_heads, width_for_lucky
 from feature_learning.theory.label_granularity import expected_singly_lucky, log_time_constant
 from feature_learning.training.bias_schedule import train_bias_schedule
@@ -370,9 +370,8 @@ def run_lucky_count(size: GranularitySizes, run: Run) -> LuckyCount:
         W = torch.randn(lc.trials, m, lc.n_features, generator=run.generator("lucky", tau), dtype=torch.float64)
         counts = singly_activated(W, tau).sum(1).double()  # (trials, n_features)
         per_trial = counts.mean(-1)
-        mean, standard_error = mean_se(per_trial.numpy())
-        measured.append(mean)
-        se.append(standard_error)
+        measured.append(float(per_trial.mean()))
+        se.append(float(per_trial.std() / math.sqrt(lc.trials)))
         predicted.append(expected_singly_lucky(m, tau, lc.n_features))
         widths.append(m)
     return LuckyCount(taus=lc.taus, measured=np.array(measured), se=np.array(se), predicted=np.array(predicted),

@@ -32,7 +32,7 @@ from feature_learning.experiments.label_granularity.sizes import (
     PatchModel,
     SweepSizes,
 )
-from feature_learning.measure.statistics import Estimate, Null, finite_mean_se, ls_slope, mean_se
+from feature_learning.measure.statistics import Estimate, Null, finite_mean_se, mean_se
 
 
 def empirical_arithmetic() -> dict[str, float]:
@@ -104,7 +104,8 @@ def margin_slope(sweep: Sweep, labels: str) -> np.ndarray:
     ks = sweep.ks(labels)
     logk = np.log(np.array(ks, dtype=float))
     logm = np.log(np.stack([sweep.evals[(labels, k)].hard_margin.numpy() for k in ks]))  # (n_k, R)
-    return ls_slope(logk, logm)
+    x = logk - logk.mean()  # not measure.statistics.ls_slope: that takes the mean of the float32 logm in float64,
+    return (x[:, None] * (logm - logm.mean(0))).sum(0) / (x * x).sum()  # which moves the slopes at 1e-9
 
 
 def hard_acc_curves(sweep: Sweep, labels: str, k: int) -> np.ndarray:
