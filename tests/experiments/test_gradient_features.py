@@ -5,10 +5,11 @@ import dataclasses
 
 import torch
 
-from feature_learning.book.profiles import PROFILES, differences, start_run
+from feature_learning.book.profiles import PROFILES, differences, override, start_run
 from feature_learning.experiments import gradient_features as gf
+from feature_learning.models.two_layer import init_symmetric_gaussian
 
-TINY = gf.override(
+TINY = override(
     gf.BOOK,
     emergence={"m": 20, "n_step": 2000, "seeds": 2},
     parity={"m": 12, "n_step": 4000, "n_fit": 500, "steps": 200, "n_test": 300, "seeds": 2,
@@ -50,8 +51,8 @@ def test_parity_ticket_xor_uniform_multi_index_run():
 
 def test_random_features_keep_the_norms_and_biases():
     run = start_run("ci", 0, "cpu")
-    net = gf.init_symmetric_gaussian(2, 5, 8, sigma_w=1.0, sigma_a=1.0, bias=-1.0, blocks=4, activation="relu",
-                                     trained=("W", "a"), generator=run.generator("t"))
+    net = init_symmetric_gaussian(2, 5, 8, sigma_w=1.0, sigma_a=1.0, bias=-1.0, blocks=4, activation="relu",
+                                  trained=("W", "a"), generator=run.generator("t"))
     reference = torch.randn(2, 8, 5, dtype=torch.float64)
     rf = gf.random_features_like(net, reference)
     assert torch.allclose(rf.W.norm(dim=-1), reference.norm(dim=-1))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from feature_learning.book.profiles import start_run
+from feature_learning.book.profiles import override, start_run
 from feature_learning.experiments import label_granularity as E
 
 TINY = dataclasses.replace(E.PatchModel(), n_lucky=1.0, P=12, s_star=3, d_min=16, d_spare=4, batch=16)
@@ -113,7 +113,7 @@ def test_source_map_names_only_claims_of_the_profile():
 
 def test_untrained_evaluation_is_the_trained_runs_initialisation():
     run = start_run("ci", 0, "cpu")
-    size = E.override(E.CI, model={"n_lucky": 1.0, "P": 12, "s_star": 3, "d_min": 16, "d_spare": 4, "batch": 16},
+    size = override(E.CI, model={"n_lucky": 1.0, "P": 12, "s_star": 3, "d_min": 16, "d_spare": 4, "batch": 16},
                       sweep={"coarse_replicas": 2, "n_test": 2, "rhos": (0.0, 0.2)})
     ev = E.untrained_evaluation(size, run, 2, "coarse")
     assert ev.normal_margin.shape == (2,) and torch.all(ev.normal_margin.abs() < 0.1)  # outputs of order sigma0

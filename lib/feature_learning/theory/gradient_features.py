@@ -32,15 +32,26 @@ gamma, p_A = sp.symbols("gamma p_A", positive=True)
 
 
 # -- the symmetric initialisation and the first step ------------------------------------------------------------------
-def symmetric_init_identities() -> dict:
+@dataclasses.dataclass(frozen=True)
+class InitIdentities:
+    """Lemma B.71's identities (:func:`symmetric_init_identities`)."""
+
+    output: sp.Expr  # the summed output of the four blocks (simplifies to 0)
+    blocks_1_3: sp.Expr  # grad block 1 + grad block 3 (0)
+    indicator: sp.Expr  # H(-z + b) + H(z - b) - 1 (0 away from z = b)
+    indicator_points: list  # the indicator at z - b = -2, -1, 1, 2
+    first_step: sp.Expr  # W^(1) = W0 - eta (g + lambda W0) at lambda = 1/eta, simplified
+    gradient: sp.Symbol  # the symbol g of the gradient in ``first_step``
+    init: sp.Symbol  # the symbol W0 of the initial weight in ``first_step``
+
+
+def symmetric_init_identities() -> InitIdentities:
     """Lemma B.71 in one neuron's coordinates. With z = <w, x>, the four blocks of (3.9) contribute
     a s(z - b) - a s(-z + b) - a s(z - b) + a s(-z + b) (s = ReLU); their sum, the output at initialisation, is 0.
     The weight gradients of blocks 1 and 3 at the same (w, b) differ only by the sign of a, so after a step with
     lambda = 1/eta, w_1 = -w_3. And 1[-z > -b] = 1 - 1[z >= b] gives G(-w, -b) = E[y x] - G(w, b).
 
-    Returns {"output": the summed output (simplifies to 0), "blocks_1_3": grad block 1 + grad block 3 (0),
-    "indicator": H(-z + b) + H(z - b) - 1 (0 away from z = b), "first_step": W^(1) with lambda = 1/eta,
-    "first_step_expected": -eta grad}."""
+    The first step is returned with its symbols, so that a caller compares it with -eta g on its own."""
     a, z, b, x, y, lp = sp.symbols("a z b x y l'", real=True)
     w = sp.Symbol("w", real=True)
     s = sp.Function("sigma")
@@ -51,9 +62,9 @@ def symmetric_init_identities() -> dict:
     first = sp.simplify((W0 - eta * (grad_w + lam * W0)).subs(lam, 1 / eta))
     zz = sp.Symbol("z", real=True)  # a fresh real z (the indicator identity)
     indicator = sp.Heaviside(-zz + b) + sp.Heaviside(zz - b) - 1
-    return {"output": sp.simplify(output), "blocks_1_3": sp.simplify(unit(a) + unit(-a)),
-            "indicator": indicator, "indicator_points": [indicator.subs({zz: v, b: 0}) for v in (-2, -1, 1, 2)],
-            "first_step": first, "first_step_expected": -eta * grad_w}
+    return InitIdentities(output=sp.simplify(output), blocks_1_3=sp.simplify(unit(a) + unit(-a)), indicator=indicator,
+                          indicator_points=[indicator.subs({zz: v, b: 0}) for v in (-2, -1, 1, 2)], first_step=first,
+                          gradient=grad_w, init=W0)
 
 
 # -- Gaussian tails: where p comes from --------------------------------------------------------------------------------
@@ -63,7 +74,16 @@ def gaussian_tail() -> sp.Expr:
     return sp.Lambda(z, sp.erfc(z / sp.sqrt(2)) / 2)
 
 
-def tail_exponents() -> dict:
+@dataclasses.dataclass(frozen=True)
+class TailExponent:
+    """One case of :func:`tail_exponents`: z, log(e^{-z^2/2}) and the source's log of the printed power."""
+
+    z: sp.Expr
+    log_tail: sp.Expr
+    source: sp.Expr
+
+
+def tail_exponents() -> dict[str, TailExponent]:
     """The exponent e^{-z^2/2} of the Sure-set probabilities (Lemma B.75's Gaussian tail), as a power of d or log d.
 
     * structured parity (B.411): z = (3/2) C_b sqrt(tau r log d): e^{-z^2/2} = d^(-9 C_b^2 tau r / 8);
@@ -81,14 +101,24 @@ def tail_exponents() -> dict:
         "xor": (sp.Rational(6, 5) * sp.sqrt(tau * sp.log(L)) * sigma_B,
                 -sp.Rational(18, 25) * tau * sigma_B**2 * sp.log(L)),
     }
-    return {name: {"z": z, "log_tail": sp.expand(-(z**2) / 2), "source": src} for name, (z, src) in cases.items()}
+    return {name: TailExponent(z=z, log_tail=sp.expand(-(z**2) / 2), source=src) for name, (z, src) in cases.items()}
 
 
-def mills_bounds() -> dict:
+@dataclasses.dataclass(frozen=True)
+class MillsBounds:
+    """:func:`mills_bounds`: the lower bound, the tail and the upper bound as expressions in ``z``."""
+
+    z: sp.Symbol
+    lower: sp.Expr
+    tail: sp.Expr
+    upper: sp.Expr
+
+
+def mills_bounds() -> MillsBounds:
     """Lemma B.75: z/(z^2 + 1) phi(z) < Phi-bar(z) < phi(z)/z for z > 0, phi the standard normal density."""
     z = sp.Symbol("z", positive=True)
     phi = sp.exp(-(z**2) / 2) / sp.sqrt(2 * sp.pi)
-    return {"z": z, "lower": z / (z**2 + 1) * phi, "tail": sp.erfc(z / sp.sqrt(2)) / 2, "upper": phi / z}
+    return MillsBounds(z=z, lower=z / (z**2 + 1) * phi, tail=sp.erfc(z / sp.sqrt(2)) / 2, upper=phi / z)
 
 
 def sure_probability(c_sure: float, b_tilde: float, k_val: int, sigma_w_val: float) -> float:
@@ -141,10 +171,19 @@ def bump_network_integer(k_val: int, s_j: int) -> int:
                                   + s(s_j - (2 * i - k_val + 1))) for i in range(k_val + 1))
 
 
-def bump_network_margins(k_val: int, r_val: int) -> dict:
+@dataclasses.dataclass(frozen=True)
+class BumpMargins:
+    """:func:`bump_network_margins`: min y g* over the patterns, the largest hinge loss, the number of patterns."""
+
+    min_margin: int
+    max_hinge: int
+    patterns: int
+
+
+def bump_network_margins(k_val: int, r_val: int) -> BumpMargins:
     """y g*(x) on every input pattern of the structured parity: every phi_A in {-1, +1}^{rk} (X_U) and the 2r
     structured patterns (X_{j,+-}); the noise coordinates do not enter <D_j, x> (M orthonormal). Exact integers
-    (:func:`bump_network_integer`). Returns {"min_margin", "max_hinge", "patterns"}; the source's claim is
+    (:func:`bump_network_integer`). The source's claim is
     min y g* >= 1, hinge 0 (Lemma B.51)."""
     table = {s_j: bump_network_integer(k_val, s_j) for s_j in range(-k_val, k_val + 1)}
     margins = []
@@ -155,7 +194,7 @@ def bump_network_margins(k_val: int, r_val: int) -> dict:
     for _ in range(r_val):  # X_{j,+-}: block j at +-k, the other blocks all zero (the same for every j)
         for sign in (1, -1):
             margins.append(sign * (table[sign * k_val] + (r_val - 1) * table[0]))
-    return {"min_margin": min(margins), "max_hinge": max(max(0, 1 - v) for v in margins), "patterns": len(margins)}
+    return BumpMargins(min_margin=min(margins), max_hinge=max(max(0, 1 - v) for v in margins), patterns=len(margins))
 
 
 def bump_homogeneity() -> tuple[sp.Expr, sp.Expr]:
@@ -165,7 +204,18 @@ def bump_homogeneity() -> tuple[sp.Expr, sp.Expr]:
     return tuple(sp.simplify(sp.sqrt(k) * relu(w / sp.sqrt(k)) - relu(w)) for w in (pos, neg))
 
 
-def bump_network_norms(k_val: int, r_val: int) -> dict:
+@dataclasses.dataclass(frozen=True)
+class BumpNorms:
+    """:func:`bump_network_norms`: (max |a_i|, ||a||_2, max |t_i|) as written, merged and as the source bounds them."""
+
+    as_written: tuple
+    merged: tuple
+    merged_units: int
+    units: int
+    source: tuple
+
+
+def bump_network_norms(k_val: int, r_val: int) -> BumpNorms:
     """(max |a_i|, ||a||_2, max |t_i|) of eq. (B.469) as written (3r(k+1) units) and after merging the units that
     share a threshold, against the source's B_F = (2 sqrt k, 2 sqrt(r k (k+1)), (k+1)/sqrt k) of Lemma B.51."""
     units = bump_network_units(k_val, r_val)
@@ -178,10 +228,10 @@ def bump_network_norms(k_val: int, r_val: int) -> dict:
         return (max(abs(c) for c in coefs), sp.sqrt(sum(c**2 for c in coefs)), max(abs(t) for t in thresholds))
 
     rk = sp.sqrt(k_val)
-    return {"as_written": norms([u[1] for u in units], [u[2] for u in units]),
-            "merged": norms(merged_a, [t for (j, t), v in merged.items() if v != 0]),
-            "merged_units": len(merged_a), "units": len(units),
-            "source": (2 * rk, 2 * sp.sqrt(r_val * k_val * (k_val + 1)), (k_val + 1) / rk)}
+    return BumpNorms(as_written=norms([u[1] for u in units], [u[2] for u in units]),
+                     merged=norms(merged_a, [t for (j, t), v in merged.items() if v != 0]),
+                     merged_units=len(merged_a), units=len(units),
+                     source=(2 * rk, 2 * sp.sqrt(r_val * k_val * (k_val + 1)), (k_val + 1) / rk))
 
 
 def parity_mean_yx(k_val: int, r_val: int, p_A_val, p_o_val=None, extra: int = 1) -> list:
@@ -212,7 +262,17 @@ def parity_mean_yx(k_val: int, r_val: int, p_A_val, p_o_val=None, extra: int = 1
 
 
 # -- the main theorem's bookkeeping ------------------------------------------------------------------------------------
-def error_terms() -> dict:
+@dataclasses.dataclass(frozen=True)
+class ErrorTerms:
+    """:func:`error_terms`: the parity term (simplified and as the source prints it), the XOR term and the width."""
+
+    parity: sp.Expr
+    parity_source: sp.Expr
+    xor: sp.Expr
+    width: sp.Expr
+
+
+def error_terms() -> ErrorTerms:
     """The second term r B_a1 B_x1 sqrt(2 gamma) of (3.13) in each special case, simplified (C6 of the notes):
     parity (B.477), XOR mixture (B.394) and the Theorem 3.12 width m ~ (r B_a1 B_x1)^4 B_b^2 / (p eps^4 B_G^2)."""
     parity = r * 2 * sp.sqrt(k) * sp.sqrt(d) * sp.sqrt(2 * d ** (-(tau - 2)))
@@ -221,31 +281,22 @@ def error_terms() -> dict:
     xor = (4 * xor_ba1 * (1 + sigma_B) * sp.sqrt(d) * sp.sqrt(2 * sigma_B / sp.sqrt(d))).subs(
         sp.sqrt(tilde * sp.log(d)), sp.sqrt(d) / sigma_B)
     width = ((r * B_a1 * B_x1 * sp.sqrt(B_b / B_G)) ** 4 / (p * eps**4))
-    return {"parity": sp.powsimp(sp.simplify(parity), force=True),
-            "parity_source": 2 * sp.sqrt(2) * r * sp.sqrt(k) / d ** ((tau - 3) / 2),
-            "xor": sp.simplify(xor), "width": sp.simplify(width)}
+    return ErrorTerms(parity=sp.powsimp(sp.simplify(parity), force=True),
+                      parity_source=2 * sp.sqrt(2) * r * sp.sqrt(k) / d ** ((tau - 3) / 2),
+                      xor=sp.simplify(xor), width=sp.simplify(width))
 
 
-def main_bound() -> sp.Expr:
-    """The right side of (3.13): OPT + r B_a1 B_x1 sqrt(2 gamma + sqrt(B_x2)/(B_G n^(1/3))) + eps (constants 1)."""
-    OPT = sp.Symbol("OPT", nonnegative=True)
-    return OPT + r * B_a1 * B_x1 * sp.sqrt(2 * gamma + sp.sqrt(B_x2) / (B_G * n ** sp.Rational(1, 3))) + eps
+@dataclasses.dataclass(frozen=True)
+class DriftRecurrence:
+    """:func:`drift_recurrence`: the closed form h(t), its recurrence residual and h(1) - A, h(2) - (2A + eta Z)."""
+
+    h: sp.Expr
+    residual: sp.Expr
+    h1: sp.Expr
+    h2: sp.Expr
 
 
-def hyperparameter_recipe() -> dict:
-    """Theorem B.11's values (B.95), (B.99), (B.100) with the Theta constants 1: b~, sigma_a (given eta^(1)), eta, T,
-    and the width (3.10). Expressions in the B's, r, m, p, eps."""
-    eta1 = sp.Symbol("eta^{(1)}", positive=True)
-    b_tilde = B_G ** sp.Rational(1, 4) * B_a2 * B_b ** sp.Rational(3, 4) / (sp.sqrt(r) * B_a1)
-    mp4 = (m * p) ** sp.Rational(1, 4)
-    sigma_a = b_tilde * mp4 / (eta1 * B_x1 * sp.sqrt(B_G * B_b))
-    step = eps / ((sp.sqrt(r) * B_a2 * B_b * B_x1 / mp4 + m * b_tilde)
-                  * (sp.sqrt(sp.log(m)) * B_x1 * mp4 / sp.sqrt(B_b * B_G) + 1))
-    return {"b_tilde": b_tilde, "sigma_a": sigma_a, "eta": step, "T": 1 / (step * B_x1 * mp4),
-            "m": (r * B_a1 * B_x1 * sp.sqrt(B_b / B_G)) ** 4 / (p * eps**4)}
-
-
-def drift_recurrence() -> dict:
+def drift_recurrence() -> DriftRecurrence:
     """Lemma B.9 / B.77: h(t+2) = 2 h(t+1) - (1 - (eta B)^2) h(t) + eta Z with h(1) = A, h(2) = 2A + eta Z, and the
     source's solution h(t) = -Z/(eta B^2) + c1 (1 - eta B)^(t-1) + c2 (1 + eta B)^(t-1),
     c_{1,2} = (A + Z/(eta B^2) -+ (A + eta Z)/(eta B))/2 (B.72)-(B.74). Returns the recurrence residual of the
@@ -262,8 +313,8 @@ def drift_recurrence() -> dict:
 
     residual = h_shift(2) - 2 * h_shift(1) + (1 - (eta * B) ** 2) * h_shift(0) - eta * Z
     h = -Z / (eta * B**2) + c1 * (1 - eta * B) ** (t - 1) + c2 * (1 + eta * B) ** (t - 1)
-    return {"h": h, "residual": sp.simplify(sp.expand(residual)), "h1": sp.simplify(h.subs(t, 1) - A),
-            "h2": sp.simplify(h.subs(t, 2) - (2 * A + eta * Z))}
+    return DriftRecurrence(h=h, residual=sp.simplify(sp.expand(residual)), h1=sp.simplify(h.subs(t, 1) - A),
+                           h2=sp.simplify(h.subs(t, 2) - (2 * A + eta * Z)))
 
 
 def prop_323_floor(N, B, k_val):
@@ -319,7 +370,16 @@ def uniform_parity_gradient(d_val: int, k_val: int, w) -> list[Fraction]:
     return [Fraction(g, 2**d_val) for g in G]
 
 
-def majority_check(ns=(7, 9, 11), ks=(1, 3, 5)) -> dict:
+@dataclasses.dataclass(frozen=True)
+class MajorityCheck:
+    """:func:`majority_check`: table rows (n, k, corrected, enumeration, as printed) and the two verdicts."""
+
+    rows: list
+    corrected_equals_enumeration: bool
+    printed_differs: bool
+
+
+def majority_check(ns=(7, 9, 11), ks=(1, 3, 5)) -> MajorityCheck:
     """The corrected coefficient, the enumeration and (B.480) as printed, for each (n, k): ``rows`` of strings,
     ``corrected_equals_enumeration`` and ``printed_differs`` (for some k)."""
     rows, equal, differs = [], True, False
@@ -330,7 +390,7 @@ def majority_check(ns=(7, 9, 11), ks=(1, 3, 5)) -> dict:
             equal &= exact == sp.Rational(brute.numerator, brute.denominator)
             differs |= printed != exact
             rows.append([n_val, k_val, str(exact), str(brute), str(printed)])
-    return {"rows": rows, "corrected_equals_enumeration": equal, "printed_differs": differs}
+    return MajorityCheck(rows=rows, corrected_equals_enumeration=equal, printed_differs=differs)
 
 
 def lemma_b63_ratios(d_val: int, k_val: int, w) -> set:
@@ -459,10 +519,23 @@ def special_cases_table() -> tuple[list[str], list[list[str]]]:
     return columns, rows
 
 
-def special_case_values(name: str, values: dict) -> dict[str, float]:
+@dataclasses.dataclass(frozen=True)
+class CaseValues:
+    """:func:`special_case_values`: p, gamma, B_G and the error bound of one special case, as floats."""
+
+    p: float
+    gamma: float
+    B_G: float
+    error: float
+
+    def row(self) -> list[float]:
+        return [self.p, self.gamma, self.B_G, self.error]
+
+
+def special_case_values(name: str, values: dict) -> CaseValues:
     """p, gamma, B_G and the error bound of the special case ``name`` at the given symbol values (floats)."""
     case = next(c for c in special_cases() if c.name == name)
-    return {field: float(getattr(case, field).subs(values)) for field in ("p", "gamma", "B_G", "error")}
+    return CaseValues(**{field: float(getattr(case, field).subs(values)) for field in ("p", "gamma", "B_G", "error")})
 
 
 def theorem_width(name: str, values: dict, eps_val: float = 0.1) -> float:
@@ -470,7 +543,7 @@ def theorem_width(name: str, values: dict, eps_val: float = 0.1) -> float:
     (Lemma B.51: B_a1 = 2 sqrt k, B_x1 = sqrt d, B_b = (k+1)/sqrt k, B_G = sqrt(k) p_A, r as given) or the XOR mixture
     (Lemma B.41 with sqrt(tau~ log d) = sqrt(d)/sigma_B: B_a1 = 1/sqrt d, B_x1 = (1 + sigma_B) sqrt d,
     B_b = 2 sqrt d, B_G = sqrt(d)/5, r = 4), with p of :func:`special_cases` at the given symbol values."""
-    p_val = special_case_values(name, values)["p"]
+    p_val = special_case_values(name, values).p
     if name == "structured parity":
         Ba1, Bx1, Bb, BG, r_val = 2 * sp.sqrt(k), sp.sqrt(d), (k + 1) / sp.sqrt(k), sp.sqrt(k) * p_A, r
     elif name.startswith("XOR mixture"):

@@ -220,8 +220,3 @@ def activation_margin_numerators():
 def chi_square_constant():
     """C30 (Lemma G.2): Laurent-Massart with a = 1, t = d gives the threshold d + 2 sqrt(d) sqrt(d) + 2 d."""
     return sp.simplify(d + 2 * sp.sqrt(d) * sp.sqrt(d) + 2 * d)
-
-
-def initial_loss_factor():
-    """Lemma F.1: at initialisation the 2k outputs are equal, so 1 - logit_{+,c} = 1 - 1/(2k)."""
-    return 1 - 1 / (2 * k)

@@ -1,4 +1,4 @@
-"""Sizes, recipes and runs of the chapter "Gradient feature learning: one framework for two-layer networks beyond
+"""Recipes, runs and source map of the chapter "Gradient feature learning: one framework for two-layer networks beyond
 kernels" (dissertation ch. 3 = Shi, Wei and Liang, NeurIPS 2023, with appendix B).
 
 The source has no experiments. Every simulation here is designed from its definitions: the network (3.1) with fixed
@@ -30,7 +30,7 @@ import math
 
 import torch
 
-from feature_learning.book.profiles import Run, override
+from feature_learning.book.profiles import Run
 from feature_learning.data.gaussian_mixture import (
     XOR_LABELS,
     XOR_WEIGHTS,
@@ -40,6 +40,18 @@ from feature_learning.data.gaussian_mixture import (
 )
 from feature_learning.data.multi_index import multi_index_sample
 from feature_learning.data.parity import StructuredParity, part_names, uniform_parity
+from feature_learning.experiments.gradient_features.sizes import (
+    GAMMAS,
+    LR_FACTOR,
+    PARITY_B_EPS,
+    RIDGE_CHUNK_ELEMENTS,
+    SURE_C1,
+    EmergenceSizes,
+    MultiIndexSizes,
+    ParitySizes,
+    UniformParitySizes,
+    XorSizes,
+)
 from feature_learning.measure.geometry import subspace_alignment
 from feature_learning.measure.gradient_features import abs_cosine, cone_fractions, kinks, simplified_gradient
 from feature_learning.measure.metrics import sign_accuracy
@@ -50,120 +62,9 @@ from feature_learning.models.two_layer import (
     init_symmetric_gaussian,
     init_symmetric_sign,
 )
-from feature_learning.plotting.curves import Curve, Guide, Panel, plot_panels
 from feature_learning.theory.gradient_features import majority_coefficient, sure_probability
 from feature_learning.training.losses import hinge, squared
 from feature_learning.training.one_step import erasing_step, second_layer_gd
-
-LR_FACTOR = 32.0  # second-layer step = LR_FACTOR / L^ (module docstring)
-SURE_C1 = 1.5  # C_Sure,1 of Definition B.46
-PARITY_B_EPS = 1.0  # threshold scale of the parity units, in units of <D, x> (lattice spacing 2/sqrt(k))
-# Multi-index ridge fits: features of fit + test points of one block of replicas, at most this many (1 GiB in
-# float64); the ci and book sizes fit in one block.
-RIDGE_CHUNK_ELEMENTS = 2**27
-GAMMAS = (1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 0.1, 0.2, 0.5)
-
-
-# -- sizes -------------------------------------------------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class EmergenceSizes:
-    """One step on the structured parity: cosines, cone fractions, the Sure set (Lemma 3.13, Definition B.46)."""
-
-    d: int = 30
-    k: int = 5
-    p_A: float = 0.25
-    p_o: float = 0.5
-    m: int = 500  # base units: the network has 4m
-    n_step: int = 50_000  # fresh samples of the first step
-    seeds: int = 8
-
-
-@dataclasses.dataclass(frozen=True)
-class OneStepSizes:
-    """A run of Algorithm 4: the first step on ``n_step`` fresh samples per seed, the second layer by ``steps`` steps
-    of GD on ``n_fit`` samples, accuracy on ``n_test`` samples (per part, where the law has parts); ``4 m`` units,
-    ``seeds`` replicas."""
-
-    m: int = 50
-    n_step: int = 20_000
-    n_fit: int = 2000
-    steps: int = 2000
-    n_test: int = 4000
-    seeds: int = 6
-
-
-@dataclasses.dataclass(frozen=True)
-class ParitySizes(OneStepSizes):
-    """Gradient features against random features on the structured parity (Theorem 3.22 / Proposition 3.23), and
-    the lottery ticket drawn from the same first step (Proposition B.1)."""
-
-    n_step: int = 50_000
-    d: int = 30
-    k: int = 5
-    r: int = 1
-    p_A: float = 0.25
-    p_o: float = 0.5
-    ticket_per_threshold: tuple[int, ...] = (1, 2, 4)  # units kept per threshold of g* (13 thresholds for k = 5)
-    ticket_steps: int = 2000
-
-
-@dataclasses.dataclass(frozen=True)
-class XorSizes(OneStepSizes):
-    """The XOR mixture of Refinetti et al. (Assumption B.36): accuracy against d at fixed width."""
-
-    dims: tuple[int, ...] = (50, 100, 200, 400)
-    sigma: float = 4.0
-
-
-@dataclasses.dataclass(frozen=True)
-class UniformParitySizes(OneStepSizes):
-    """The k-sparse parity on uniform inputs, one step then the second layer (Algorithm 6, Barak et al.)."""
-
-    n_step: int = 100_000
-    d: int = 31
-    k: int = 2
-
-
-@dataclasses.dataclass(frozen=True)
-class MultiIndexSizes:
-    """A degree-2, rank-2 multi-index target (Algorithm 7, Damian et al.): one step, new biases, a ridge fit."""
-
-    d: int = 30
-    widths: tuple[int, ...] = (16, 64, 256)  # 4m units
-    n_step: int = 50_000
-    n_fit: int = 8000
-    n_test: int = 8000
-    ridge: float = 1e-3
-    seeds: int = 6
-
-
-@dataclasses.dataclass(frozen=True)
-class GradientFeatureSizes:
-    emergence: EmergenceSizes = EmergenceSizes()
-    parity: ParitySizes = ParitySizes()
-    xor: XorSizes = XorSizes()
-    uniform: UniformParitySizes = UniformParitySizes()
-    multi_index: MultiIndexSizes = MultiIndexSizes()
-
-
-BOOK = GradientFeatureSizes()
-CI = override(
-    BOOK,
-    emergence={"m": 250, "n_step": 20_000, "seeds": 4},  # the same law and init, fewer units and samples: CI time
-    parity={"n_step": 20_000, "ticket_steps": 1000, "seeds": 4},  # fewer seeds, samples and steps: CI time
-    xor={"dims": (25, 50, 100), "steps": 1000, "seeds": 4},  # the cost grows with d: the sweep stops at 100
-    uniform={"n_step": 50_000, "steps": 1000, "seeds": 4},  # half the first-step sample and steps: CI time
-    multi_index={"widths": (16, 64), "seeds": 4},
-)
-FULL = override(
-    BOOK,
-    emergence={"m": 2000, "n_step": 500_000, "seeds": 16},  # a finer estimate of every fraction
-    parity={"d": 60, "m": 200, "n_step": 200_000, "n_fit": 8000, "steps": 4000, "seeds": 16},  # 2x d, 4x width
-    xor={"dims": (50, 100, 200, 400, 800), "m": 200, "n_step": 100_000, "n_fit": 8000, "seeds": 16},
-    uniform={"d": 41, "k": 4, "m": 500, "n_step": 2_000_000, "n_fit": 8000, "steps": 4000, "seeds": 8},  # O(d^k)
-    multi_index={"d": 100, "widths": (16, 64, 256, 1024), "n_step": 500_000, "n_fit": 40_000, "seeds": 16},
-)
-SIZES = {"ci": CI, "book": BOOK, "full": FULL}
 
 
 # -- recipes -----------------------------------------------------------------------------------------------------------
@@ -596,52 +497,6 @@ def multi_index(size: MultiIndexSizes, run: Run) -> MultiIndexResult:
         mses.append(mse.reshape(2, S))
         aligns.append(torch.stack([subspace_alignment(W1, U_dev), subspace_alignment(net.W.detach(), U_dev)]))
     return _on_cpu(MultiIndexResult(tuple(size.widths), torch.stack(mses, 1), torch.stack(aligns, 1), 1.0))
-
-
-# -- figures: the mean over seeds with error bars of one standard deviation ------------------------------------------
-def _sd_curves(x, series: dict) -> list[Curve]:
-    """One :class:`Curve` (mean +- sd over seeds) per ``label: values (len(x), S)``."""
-    return [Curve(x, values, label, "o-", spread="sd") for label, values in series.items()]
-
-
-def cone_figure(em: EmergenceResult):
-    """Experiment 1: the fraction of units whose first-step weights lie in the cone C_{D, gamma}, against gamma."""
-    series = {"bias +b~, after step 1": em.cone_pos, "bias -b~, after step 1": em.cone_neg,
-              "bias +b~, nice: also ||G|| >= B_G/2": em.nice_pos, "at initialisation": em.cone_init}
-    return plot_panels([Panel(_sd_curves(em.gammas, {k: v.T for k, v in series.items()}), xlabel=r"cone width $\gamma$",
-                              ylabel=r"fraction of units in $C_{D,\gamma}$", xscale="log",
-                              ticks_at_x=len(em.gammas) <= 6, ylim=(-0.03, 1.03))], width=5.2, height=3.5)
-
-
-def ticket_figure(ticket: TicketResult, full):
-    """Experiment 3: the lottery ticket's accuracy against its size, beside random units and the re-initialised
-    ticket, with the full network's accuracy (``full``: (S,)) and chance as guides."""
-    acc = ticket.uniform_accuracy
-    curves = _sd_curves(ticket.sizes, {"ticket (Lemma 3.14's units)": acc[0], "random units after step 1": acc[1],
-                                       "ticket's units at initialisation": acc[2]})
-    return plot_panels([Panel(curves, xlabel="units in the subnetwork", ylabel="test accuracy on the uniform part",
-                              guides=[Guide(float(full.mean()), "full network", color="k"),
-                                      Guide(0.5, "chance", style=":", color="k")], ylim=(0.4, 1.03))],
-                       width=5.2, height=3.5)
-
-
-def xor_figure(xr: XorResult, bayes):
-    """Experiment 4, the XOR mixture: accuracy of gradient and random features against d, with the Bayes accuracy
-    at each d (``bayes``: (len(dims),)) and chance."""
-    curves = _sd_curves(xr.dims, {"gradient features": xr.accuracy[0], "random features": xr.accuracy[1]})
-    return plot_panels([Panel(curves + [Curve(xr.dims, bayes, "Bayes", "k--", kwargs={"lw": 1})],
-                              xlabel="dimension d", ylabel="test accuracy", xscale="log",
-                              ticks_at_x=len(xr.dims) <= 6, guides=[Guide(0.5, "chance", style=":", color="k")],
-                              ylim=(0.4, 1.03))], width=5.2, height=3.5)
-
-
-def multi_index_figure(mr: MultiIndexResult):
-    """Experiment 6: the test MSE of gradient and random features against the width, with the zero predictor's."""
-    curves = _sd_curves(mr.widths, {"gradient features": mr.test_mse[0], "random features": mr.test_mse[1]})
-    return plot_panels([Panel(curves, xlabel="units 4m", ylabel="test MSE", xscale="log",
-                              ticks_at_x=len(mr.widths) <= 6,
-                              guides=[Guide(mr.baseline_mse, "zero predictor", style=":", color="k")], ylim=(0, 1.2))],
-                       width=5.2, height=3.5)
 
 
 # -- the source map: every result of the source the chapter rests on ---------------------------------------------------

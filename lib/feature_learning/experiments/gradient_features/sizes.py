@@ -1,0 +1,118 @@
+"""The sizes of the chapter "Gradient feature learning" (ci, book, full) and the recipe's fixed constants
+(the module :mod:`feature_learning.experiments.gradient_features.runs` explains them)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from feature_learning.book.profiles import override
+
+LR_FACTOR = 32.0  # second-layer step = LR_FACTOR / L^ (module docstring)
+SURE_C1 = 1.5  # C_Sure,1 of Definition B.46
+PARITY_B_EPS = 1.0  # threshold scale of the parity units, in units of <D, x> (lattice spacing 2/sqrt(k))
+# Multi-index ridge fits: features of fit + test points of one block of replicas, at most this many (1 GiB in
+# float64); the ci and book sizes fit in one block.
+RIDGE_CHUNK_ELEMENTS = 2**27
+GAMMAS = (1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 0.1, 0.2, 0.5)
+
+
+# -- sizes -------------------------------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class EmergenceSizes:
+    """One step on the structured parity: cosines, cone fractions, the Sure set (Lemma 3.13, Definition B.46)."""
+
+    d: int = 30
+    k: int = 5
+    p_A: float = 0.25
+    p_o: float = 0.5
+    m: int = 500  # base units: the network has 4m
+    n_step: int = 50_000  # fresh samples of the first step
+    seeds: int = 8
+
+
+@dataclasses.dataclass(frozen=True)
+class OneStepSizes:
+    """A run of Algorithm 4: the first step on ``n_step`` fresh samples per seed, the second layer by ``steps`` steps
+    of GD on ``n_fit`` samples, accuracy on ``n_test`` samples (per part, where the law has parts); ``4 m`` units,
+    ``seeds`` replicas."""
+
+    m: int = 50
+    n_step: int = 20_000
+    n_fit: int = 2000
+    steps: int = 2000
+    n_test: int = 4000
+    seeds: int = 6
+
+
+@dataclasses.dataclass(frozen=True)
+class ParitySizes(OneStepSizes):
+    """Gradient features against random features on the structured parity (Theorem 3.22 / Proposition 3.23), and
+    the lottery ticket drawn from the same first step (Proposition B.1)."""
+
+    n_step: int = 50_000
+    d: int = 30
+    k: int = 5
+    r: int = 1
+    p_A: float = 0.25
+    p_o: float = 0.5
+    ticket_per_threshold: tuple[int, ...] = (1, 2, 4)  # units kept per threshold of g* (13 thresholds for k = 5)
+    ticket_steps: int = 2000
+
+
+@dataclasses.dataclass(frozen=True)
+class XorSizes(OneStepSizes):
+    """The XOR mixture of Refinetti et al. (Assumption B.36): accuracy against d at fixed width."""
+
+    dims: tuple[int, ...] = (50, 100, 200, 400)
+    sigma: float = 4.0
+
+
+@dataclasses.dataclass(frozen=True)
+class UniformParitySizes(OneStepSizes):
+    """The k-sparse parity on uniform inputs, one step then the second layer (Algorithm 6, Barak et al.)."""
+
+    n_step: int = 100_000
+    d: int = 31
+    k: int = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class MultiIndexSizes:
+    """A degree-2, rank-2 multi-index target (Algorithm 7, Damian et al.): one step, new biases, a ridge fit."""
+
+    d: int = 30
+    widths: tuple[int, ...] = (16, 64, 256)  # 4m units
+    n_step: int = 50_000
+    n_fit: int = 8000
+    n_test: int = 8000
+    ridge: float = 1e-3
+    seeds: int = 6
+
+
+@dataclasses.dataclass(frozen=True)
+class GradientFeatureSizes:
+    emergence: EmergenceSizes = EmergenceSizes()
+    parity: ParitySizes = ParitySizes()
+    xor: XorSizes = XorSizes()
+    uniform: UniformParitySizes = UniformParitySizes()
+    multi_index: MultiIndexSizes = MultiIndexSizes()
+
+
+BOOK = GradientFeatureSizes()
+CI = override(
+    BOOK,
+    emergence={"m": 250, "n_step": 20_000, "seeds": 4},  # the same law and init, fewer units and samples: CI time
+    parity={"n_step": 20_000, "ticket_steps": 1000, "seeds": 4},  # fewer seeds, samples and steps: CI time
+    xor={"dims": (25, 50, 100), "steps": 1000, "seeds": 4},  # the cost grows with d: the sweep stops at 100
+    uniform={"n_step": 50_000, "steps": 1000, "seeds": 4},  # half the first-step sample and steps: CI time
+    multi_index={"widths": (16, 64), "seeds": 4},
+)
+FULL = override(
+    BOOK,
+    emergence={"m": 2000, "n_step": 500_000, "seeds": 16},  # a finer estimate of every fraction
+    parity={"d": 60, "m": 200, "n_step": 200_000, "n_fit": 8000, "steps": 4000, "seeds": 16},  # 2x d, 4x width
+    xor={"dims": (50, 100, 200, 400, 800), "m": 200, "n_step": 100_000, "n_fit": 8000, "seeds": 16},
+    uniform={"d": 41, "k": 4, "m": 500, "n_step": 2_000_000, "n_fit": 8000, "steps": 4000, "seeds": 8},  # O(d^k)
+    multi_index={"d": 100, "widths": (16, 64, 256, 1024), "n_step": 500_000, "n_fit": 40_000, "seeds": 16},
+)
+SIZES = {"ci": CI, "book": BOOK, "full": FULL}
