@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from feature_learning.book.profiles import ParameterError, differences, start_run
 from feature_learning.data.modular import modular_addition
 from feature_learning.experiments import fourier_circuits as ex
+from feature_learning.experiments.fourier_circuits import runs as fc_runs
 from feature_learning.models.poly_net import init_poly_net
 from feature_learning.models.transformer import init_transformer
 from feature_learning.training.loop import OptimConfig
@@ -111,7 +112,7 @@ def test_grokking_delay_median_and_ratio():
 
 def test_margin_run_summary_on_a_small_recipe(monkeypatch):
     recipe = ex.MarginRecipe(width=32, optim=OptimConfig(steps=300, lr=1e-2, schedule="cosine"))
-    monkeypatch.setattr(ex, "margin_recipe", lambda k, p: recipe)
+    monkeypatch.setattr(fc_runs, "margin_recipe", lambda k, p: recipe)  # margin_run reads it from runs
     result = ex.margin_run(ex.MarginSizes(k=2, p=5, seeds=2), start_run("ci", 0, "cpu"), gamma=1.0)
     s = result.summary()
     assert s["margin_ratio"] == pytest.approx(float(result.ratio[-1].min()))

@@ -14,13 +14,17 @@ from feature_learning.models.rope_decoder import DecoderConfig, RopeDecoder
 
 @pytest.mark.parametrize("profile", ["ci", "book", "full"])
 def test_chapter_sizes_are_consistent(profile):
-    size = experiment.sizes(profile)
+    size = experiment.SIZES[profile]
     assert size.model.d_model % size.model.n_heads == 0 and size.model.d_head % 2 == 0  # rotary pairs
     assert size.probe.length <= size.training.n_max  # the layer-by-layer study stays in distribution
     assert size.snapkv_window < size.k < size.probe.length and max(size.k_sweep) < size.probe.length
     assert size.k in size.k_sweep
     assert any(n <= size.training.n_max for n in size.grid.lengths)
     assert any(n > size.training.n_max for n in size.grid.lengths)  # the length-generalisation claim has cells
+
+
+def test_book_is_the_defaults():
+    assert experiment.BOOK == experiment.GemFilterSizes()
 
 
 def test_ci_changes_only_what_it_says():
