@@ -159,13 +159,14 @@ def margin_recipe(k: int, p: int) -> MarginRecipe:
     normalised margin settle. Calibrated in the notes (k = 3, p = 11): 0.98 gamma* within a few thousand steps;
     ``benchmarks/fourier_margin_grid.py`` runs the grid of (k, p) and seeds the chapter states.
     """
-    return MarginRecipe(width=margin_width(k, p), optim=OptimConfig(steps=3000, lr=1e-3, schedule="cosine"))
+    return MarginRecipe(width=margin_width(k, p), optim=OptimConfig(steps=3000, lr=1e-3, betas=(0.9, 0.98),
+                                                                          warmup=10, schedule="cosine"))
 
 
 def split_recipe(steps: int) -> OptimConfig:
     """S2: the source's two-layer-network recipe (C.10.1): AdamW lr 5e-3, weight decay 5e-3, betas (0.9, 0.98),
     10 warm-up steps, batch 1024."""
-    return OptimConfig(steps=steps, lr=5e-3, weight_decay=5e-3)
+    return OptimConfig(steps=steps, lr=5e-3, weight_decay=5e-3, betas=(0.9, 0.98), warmup=10)
 
 
 def transformer_recipe(steps: int) -> OptimConfig:
@@ -173,7 +174,7 @@ def transformer_recipe(steps: int) -> OptimConfig:
     1.0 (not 1e-3): with the source's values the transition to the Fourier solution takes far longer than a CPU
     budget (the source ran for up to three days on a GPU). Batches of 1024, as in the source: the whole training
     half at the ci and book sizes."""
-    return OptimConfig(steps=steps, lr=1e-2, weight_decay=1.0)
+    return OptimConfig(steps=steps, lr=1e-2, weight_decay=1.0, betas=(0.9, 0.98), warmup=10)
 
 
 def transformer_config(k: int, p: int, size: GrokSizes) -> TransformerConfig:
