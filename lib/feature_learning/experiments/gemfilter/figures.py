@@ -9,6 +9,7 @@ from feature_learning.experiments.gemfilter.runs import AccuracyGrid, Localisati
 from feature_learning.inference.token_selection import (
     gemfilter_select,
 )
+from feature_learning.measure.statistics import mean_se
 from feature_learning.measure.timing import TimingRow
 from feature_learning.models.rope_decoder import RopeDecoder
 from feature_learning.plotting import panel_row
@@ -41,7 +42,8 @@ def layers_figure(model: RopeDecoder, probe: Probe, loc: Localisation, k: int):
     fig, axes = panel_row(3, 4.3, 3.4)
     position_rows(axes[0], rows, int(probe.needle_pos[middle]),
                   title="last-row attention (softmax of head-summed logits)")
-    draw_panel(axes[1], Panel([Curve(layers, dist.mean(1), style="o", yerr=dist.std(1) / np.sqrt(dist.shape[1]))],
+    mean, se = mean_se(dist, axis=1)
+    draw_panel(axes[1], Panel([Curve(layers, mean, style="o", yerr=se)],
                               xlabel="filter layer r", ylabel=r"min$_{j\in J}$ |j - needle|",
                               guides=[Guide(loc.filter_layer, axis="v", style=":")],
                               title="distance to the needle (Fig. 9.5)", ticks_at_x=True))

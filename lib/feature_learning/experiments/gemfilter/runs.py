@@ -9,10 +9,12 @@ import dataclasses
 import functools
 import math
 import time
+from collections.abc import Callable
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch.utils.flop_counter import FlopCounterMode, sdpa_flop_count
 
 from feature_learning.book.profiles import Run
 from feature_learning.data.needle_haystack import NeedleVocab, needle_prompts
@@ -416,6 +418,51 @@ def full_layer_seconds(model: RopeDecoder, layer: int, size: GemFilterSizes, run
                           run.device, min_total=min_total) for tokens in prompts]
     finally:
         torch.set_num_threads(previous)
+
+
+def _cpu_attention_flops(query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs) -> int:
+    """FLOPs of PyTorch's CPU attention kernel, by the formula ``FlopCounterMode`` uses for the GPU kernels (QK^T and
+    the weighted sum of V, the whole n x n square: the cost model's Theta(hn^2d))."""
+    return sdpa_flop_count(query_shape, key_shape, value_shape)
+
+
+def count_flops(fn: Callable[[], object]) -> int:
+    """Floating-point operations of the matrix products ``fn`` runs (projections, MLPs and attention), counted by
+    ``torch.utils.flop_counter.FlopCounterMode``: a count of work that, unlike a timing, no other load can change."""
+    cpu_attention = {torch.ops.aten._scaled_dot_product_flash_attention_for_cpu: _cpu_attention_flops}
+    with torch.no_grad(), FlopCounterMode(display=False, custom_mapping=cpu_attention) as counter:
+        fn()
+    return counter.get_total_flops()
+
+
+@dataclasses.dataclass(frozen=True)
+class FlopRow:
+    """The prompt phase's work on one timing prompt, in FLOPs of its matrix products."""
+
+    length: int  # prompt tokens n
+    full: int  # the full prefill: all m layers
+    select: int  # our selection: layers 1..r*-1, the Q, K projections of layer r*, the top-k
+    select_full_layer: int  # the authors' selection: layer r* in full
+
+    @property
+    def speedup(self) -> float:
+        return self.full / self.select
+
+    @property
+    def speedup_full_layer(self) -> float:
+        return self.full / self.select_full_layer
+
+
+def prompt_flops(model: RopeDecoder, layer: int, size: GemFilterSizes, run: Run) -> list[FlopRow]:
+    """The FLOPs of the three prompt phases :func:`timing` and :func:`full_layer_seconds` time, on the same
+    prompts: the deterministic counterpart of their speed-ups, which the claims assert."""
+    rows = []
+    for length in size.timing.lengths:
+        tokens = timing_prompt(model.config.vocab, length, run)
+        rows.append(FlopRow(length, count_flops(functools.partial(model.prefill, tokens)),
+                            count_flops(functools.partial(gemfilter_select, model, tokens, layer, size.k)),
+                            count_flops(functools.partial(select_full_layer, model, tokens, layer, size.k))))
+    return rows
 
 
 def timing_prompt(vocab: NeedleVocab, length: int, run: Run) -> torch.Tensor:
