@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from feature_learning.experiments.simplicity_bias.runs import DominoResult, FourNeuronResult, SkewResult
@@ -11,6 +13,7 @@ from feature_learning.plotting.curves import Curve, Guide, Panel, plot_panels
 from feature_learning.plotting.neurons import angle_vs_relative_scale, scales_and_angles
 from feature_learning.theory.simplicity_bias import g_on_circle
 
+SKEW_ANGLE_NAMES = {math.pi / 2: "π/2", math.pi / 3: "π/3"}  # the panel titles of Fig. 2's angles
 FOUR_NEURON_WINDOWS = ((0, 3584), (3584, 15872))  # the source's Fig. 1 columns between the whole run and its tail
 
 
@@ -26,7 +29,9 @@ def four_neurons_figure(result: FourNeuronResult, epochs: int):
 def margin_figure(result: FourNeuronResult):
     """The chapter's margin figure (Assumption 5.4, Lemma 5.5): the normalised margin gamma(theta) against the epoch
     of each four-neuron run and the small-init network, with the predicted gamma(theta^mm) dashed."""
-    curves = [Curve(result.margin_epochs, values, label) for label, values in zip(result.labels, result.margins.T,
+    labels = [f"four neurons, init of source {label}" if label in FOUR_NEURON_INITS else label
+              for label in result.labels]
+    curves = [Curve(result.margin_epochs, values, label) for label, values in zip(labels, result.margins.T,
                                                                                    strict=True)]
     return plot_panels([Panel(curves, xlabel="epoch", ylabel="normalised margin γ(θ)",
                               guides=[Guide(result.gamma_mm, "γ(θ^mm)", color="k")], ylim=(-0.05, 0.14))],
@@ -42,8 +47,9 @@ def skew_panels(result: SkewResult, n_grid: int = 2000) -> dict:
         r = i * nw + nw - 1
         V, a = result.final.W[r].detach(), result.final.a[r].detach()
         mass = V.pow(2).sum(-1)
+        name = SKEW_ANGLE_NAMES.get(al, f"{al:.4f}")
         panels.append(dict(epoch=result.epochs, scale=result.frob[:, i * nw:(i + 1) * nw], widths=result.widths,
-                           angle=neuron_angles(V), rel=mass / mass.sum(), sign=torch.sign(a), name=f"α = {al:.4f}"))
+                           angle=neuron_angles(V), rel=mass / mass.sum(), sign=torch.sign(a), name=f"α = {name}"))
         ph, g = g_on_circle(*result.data[i], n_grid)
         phis.append(ph)
         gs.append(g)
