@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from feature_learning.book.profiles import ParameterError, differences, start_run
 from feature_learning.data.modular import modular_addition
 from feature_learning.experiments import fourier_circuits as ex
+from feature_learning.experiments.fourier_circuits import runs as fc_runs
 from feature_learning.models.poly_net import init_poly_net
 from feature_learning.models.transformer import init_transformer
 from feature_learning.training.loop import OptimConfig
@@ -59,7 +60,8 @@ def test_regularized_objective_is_cross_entropy_plus_the_unsquared_group_norm():
 
 def test_train_poly_net_returns_its_initial_network_and_logs_the_normalised_margin():
     data = modular_addition(2, 5, 1.0, torch.Generator().manual_seed(0))
-    trained = ex.train_poly_net(data, 8, OptimConfig(steps=5, lr=1e-2), norm_penalty=1e-3, batch_size=data.n,
+    optim = OptimConfig(steps=5, lr=1e-2, betas=(0.9, 0.98), warmup=10)
+    trained = ex.train_poly_net(data, 8, optim, norm_penalty=1e-3, batch_size=data.n,
                                 replicas=2, generator=torch.Generator().manual_seed(1), log_every=5)
     fresh = init_poly_net(2, 5, 8, 2, ex.INIT_SCALE, torch.Generator().manual_seed(1))
     assert torch.equal(trained.initial.U, fresh.U.detach()) and torch.equal(trained.initial.W, fresh.W.detach())
@@ -76,7 +78,8 @@ def test_train_transformer_returns_its_initial_model():
     data = modular_addition(2, 5, 0.5, torch.Generator().manual_seed(0))
     size = ex.GrokSizes(pairs=((2, 5),), steps=2, seeds=(2,), width=8, heads=2)
     config = ex.transformer_config(2, 5, size)
-    trained = ex.train_transformer(data, config, OptimConfig(steps=2, lr=1e-2), replicas=2,
+    optim = OptimConfig(steps=2, lr=1e-2, betas=(0.9, 0.98), warmup=10)
+    trained = ex.train_transformer(data, config, optim, replicas=2,
                                    generator=torch.Generator().manual_seed(3), log_every=1)
     fresh = init_transformer(config, 2, torch.Generator().manual_seed(3))
     for name, value in fresh.params.items():
@@ -110,8 +113,9 @@ def test_grokking_delay_median_and_ratio():
 
 
 def test_margin_run_summary_on_a_small_recipe(monkeypatch):
-    recipe = ex.MarginRecipe(width=32, optim=OptimConfig(steps=300, lr=1e-2, schedule="cosine"))
-    monkeypatch.setattr(ex, "margin_recipe", lambda k, p: recipe)
+    optim = OptimConfig(steps=300, lr=1e-2, schedule="cosine", betas=(0.9, 0.98), warmup=10)
+    recipe = ex.MarginRecipe(width=32, optim=optim)
+    monkeypatch.setattr(fc_runs, "margin_recipe", lambda k, p: recipe)  # margin_run reads it from runs
     result = ex.margin_run(ex.MarginSizes(k=2, p=5, seeds=2), start_run("ci", 0, "cpu"), gamma=1.0)
     s = result.summary()
     assert s["margin_ratio"] == pytest.approx(float(result.ratio[-1].min()))

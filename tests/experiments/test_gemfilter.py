@@ -1,5 +1,6 @@
 """experiments/gemfilter.py: the chapter's sizes, trainer and runs on small models."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -14,13 +15,17 @@ from feature_learning.models.rope_decoder import DecoderConfig, RopeDecoder
 
 @pytest.mark.parametrize("profile", ["ci", "book", "full"])
 def test_chapter_sizes_are_consistent(profile):
-    size = experiment.sizes(profile)
+    size = experiment.SIZES[profile]
     assert size.model.d_model % size.model.n_heads == 0 and size.model.d_head % 2 == 0  # rotary pairs
     assert size.probe.length <= size.training.n_max  # the layer-by-layer study stays in distribution
     assert size.snapkv_window < size.k < size.probe.length and max(size.k_sweep) < size.probe.length
     assert size.k in size.k_sweep
     assert any(n <= size.training.n_max for n in size.grid.lengths)
     assert any(n > size.training.n_max for n in size.grid.lengths)  # the length-generalisation claim has cells
+
+
+def test_book_is_the_defaults():
+    assert experiment.BOOK == experiment.GemFilterSizes()
 
 
 def test_ci_changes_only_what_it_says():
@@ -81,6 +86,21 @@ def test_kv_cache_sizes_and_grid_on_an_untrained_model():
                                                                    "gemfilter": 4 * 2 * 2 * H * 8 * e}  # float32
     after = experiment.kv_cache_sizes(model, tokens, 1, 8, 2, 4)
     assert after["standard"] == 4 * 2 * 2 * H * 42 * e and after["snapkv"] == after["one-run"] == 4 * 2 * 2 * H * 10 * e
+
+
+def test_prompt_flops_follow_the_cost_model():
+    """Every layer costs the same, so layer r in full saves m/r of the prefill's FLOPs at any length; our selection
+    (Q, K only at layer r) saves more, and more as attention's n^2 term comes to dominate, towards m/(r-1)."""
+    model = experiment.new_model(DecoderConfig(n_layers=4, d_model=16, n_heads=2), 0).eval()
+    size = dataclasses.replace(experiment.CI, k=8, timing=experiment.TimingSizes(lengths=(32, 256), repeats=1))
+    rows = experiment.prompt_flops(model, 2, size, start_run("ci", 0, "cpu"))
+    assert [row.length for row in rows] == [32, 256]
+    for row in rows:
+        assert row.speedup_full_layer == pytest.approx(4 / 2, rel=0.01)
+        assert 4 / 2 < row.speedup < 4 / 1
+    assert rows[1].speedup > rows[0].speedup
+    # attention is counted: the full prefill's FLOPs grow faster than linearly in n
+    assert rows[1].full > 8 * rows[0].full
 
 
 def test_accuracy_grid_splits_at_the_training_length():

@@ -19,6 +19,11 @@ import numpy as np
 import sympy as sp
 import torch
 
+from feature_learning.data.modular import all_tuples, modular_sum
+from feature_learning.measure.fourier import wrap_angle
+from feature_learning.measure.metrics import class_weighted_margins, margins
+from feature_learning.models.poly_net import poly_net_from_neurons
+
 k_sym, p_sym = sp.symbols("k p", positive=True, integer=True)
 
 
@@ -423,11 +428,6 @@ class ConstructionCheck:
 
 def check_construction(k: int, p: int) -> ConstructionCheck:
     """Build theta* (:func:`max_margin_network`) and measure what Lemmas C.18 and C.20 say about it."""
-    from feature_learning.data.modular import all_tuples, modular_sum
-    from feature_learning.measure.fourier import wrap_angle
-    from feature_learning.measure.metrics import class_weighted_margins, margins
-    from feature_learning.models.poly_net import poly_net_from_neurons
-
     u, w, freqs, phases = max_margin_network(k, p)
     net = poly_net_from_neurons(u, w)
     inputs = all_tuples(k, p)

@@ -1,16 +1,6 @@
-"""Sizes, recipes and runs of the chapter "Simplicity bias of two-layer networks beyond linearly separable data"
-(Tsoy & Konstantinov, ICML 2024).
-
-Recipes follow the source's Sec. 5.4.2 (four neurons, adaptive step size), Sec. 6 (wide network on skewed XOR,
-PyTorch default init times 2^-7, GD with step 2^-4 for 2^13 epochs, flow time 512) and Sec. 7 (probes of
-mid-training features, here on a synthetic "simple plus complex" domino instead of MNIST-CIFAR images). The ci and
-book profiles keep the flow time of Sec. 6 (T = 512) with a larger step and fewer epochs.
-
-Every network is the bias-free ReLU :class:`~feature_learning.models.two_layer.TwoLayerNet` (W = the source's v_j,
-a = its u_j) trained by exact full-batch gradient descent on the logistic loss (:func:`logistic_gd`), in float64:
-the four-neuron schedule reaches step sizes of 2^30 and losses of 1e-14. Networks of different widths train as
-replicas of one batch, padded with zero neurons (:func:`~feature_learning.models.two_layer.pad_width`).
-"""
+"""The trainer and runs of the simplicity-bias chapter, in notebook order: four neurons and the small-init network
+on XOR (Sec. 5.4.2, Lemma 5.5), the capture of the four extrema (Lemma 5.3), skewed XOR (Sec. 6) and the probes of
+mid-training features (Sec. 7)."""
 
 from __future__ import annotations
 
@@ -20,8 +10,27 @@ from collections.abc import Callable, Iterable
 
 import torch
 
-from feature_learning.book.profiles import Run, override
+from feature_learning.book.profiles import Run
 from feature_learning.data.xor import simple_plus_complex_data, skewed_xor_data, xor_cluster_data
+from feature_learning.experiments.simplicity_bias.sizes import (
+    DOMINO,
+    DOMINO_DTYPE,
+    DT,
+    FOUR_NEURON_DIRECTIONS,
+    FOUR_NEURON_INITS,
+    LEMMA_INIT_SCALE,
+    MID_FRACTION,
+    PROBES,
+    SKEW_ANGLES,
+    SKEW_CLEAN_EXTREMA,
+    SKEW_CLUSTERS,
+    SKEW_INIT_SCALE,
+    CaptureSizes,
+    DominoSizes,
+    FourNeuronSizes,
+    SkewSizes,
+    four_neuron_schedule,
+)
 from feature_learning.measure.geometry import (
     angle_gap,
     cluster_amplitudes,
@@ -42,133 +51,26 @@ from feature_learning.models.two_layer import (
     normalized_margin,
     pad_width,
 )
-from feature_learning.plotting.curves import Curve, Guide, Panel, plot_panels
 from feature_learning.theory.simplicity_bias import (
     capture_probability_exact,
     capture_probability_paper,
     g_extrema_on_circle,
     g_function,
-    g_on_circle,
 )
 from feature_learning.training.loop import OptimConfig, train
 
-DT = torch.float64
-
-
-# -- sizes -------------------------------------------------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class FourNeuronSizes:
-    """E1 (Sec. 5.4.2, Figs. 1, 5-7) and the small-init network of Lemma 5.5, trained together."""
-
-    epochs: int = 2**15  # the source's schedule ends at 2^15
-    snapshot_every: int = 64
-    # The small-init network continues on the schedule to 2^17: its cluster amplitudes equalise slowly (the spread
-    # falls by about 0.73 per doubling of the epochs) and at 2^15 it depends on the data sample (0.002-0.14% over
-    # twelve seeds), so the notes' 0.1% is checked where it holds with a margin of about three sd over samples.
-    lemma_epochs: int = 2**17
-    lemma_width: int = 32
-    lemma_seeds: int = 3
-
-
-@dataclasses.dataclass(frozen=True)
-class CaptureSizes:
-    """Lemma 5.3: Monte Carlo of capturing all four extrema in Phase 1."""
-
-    widths: tuple[int, ...] = (4, 8, 12)
-    seeds: int = 400  # per width (the notes' calibration used 400)
-    steps: int = 200
-
-
-@dataclasses.dataclass(frozen=True)
-class SkewSizes:
-    """E2 (Sec. 6, Fig. 2): skewed XOR, points per cluster, two widths; flow time = epochs * lr."""
-
-    base: int = 128  # the source's 2^9 points: 128 per cluster
-    widths: tuple[int, int] = (64, 256)
-    epochs: int = 4096
-    lr: float = 2.0**-3
-    resamples: int = 64  # fresh data sets for the spread of the extrema of the sampled G
-
-
-@dataclasses.dataclass(frozen=True)
-class DominoSizes:
-    """The Sec. 7 analogue: synthetic dominoes, small and standard init, probes at the checkpoints."""
-
-    width: int = 64
-    seeds: int = 12  # twice the source's six: the falls tested are a fraction of a percent
-    epochs: int = 4096
-    lr: float = 2.0**-3
-    n_train: int = 512
-    n_fit: int = 1000  # OOD points that fit a probe: 15.6 per feature, as the source's 7500 for 512 features
-    n_eval: int = 4000  # OOD points that score it (the source: 2500): the accuracy's binomial se is 0.4%
-    checkpoints: tuple[int, ...] = (0, 128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
-
-
-@dataclasses.dataclass(frozen=True)
-class SimplicityBiasSizes:
-    four: FourNeuronSizes = FourNeuronSizes()
-    capture: CaptureSizes = CaptureSizes()
-    skew: SkewSizes = SkewSizes()
-    domino: DominoSizes = DominoSizes()
-
-
-BOOK = SimplicityBiasSizes()
-CI = override(
-    BOOK,
-    four={"lemma_width": 24, "lemma_seeds": 1},  # one small-init network of width 24 (m >= 16 suffices, Lemma 5.5)
-    capture={"widths": (4, 8), "seeds": 300},  # the two widths where the paper's bound and the exact value differ
-    skew={"widths": (64, 128), "resamples": 32},  # half the wider width, fewer data redraws: CI time
-    domino={"checkpoints": (0, 256, 512, 1024, 2048, 4096)},  # fewer probe fits (CI time); keeps 0, E/4 and E
-)
-FULL = override(
-    BOOK,
-    four={"lemma_width": 64, "lemma_seeds": 6},  # the notes' m = 64
-    capture={"widths": (4, 8, 12, 16, 24), "seeds": 2000},
-    skew={"widths": (512, 4096), "epochs": 2**13, "lr": 2.0**-4},  # the source's recipe: m = 4096, 2^13 x 2^-4
-    domino={"width": 256, "epochs": 8192, "lr": 2.0**-4, "n_fit": 4000,  # the notes' calibration size
-            "checkpoints": (0, 128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192)},
-)
-SIZES = {"ci": CI, "book": BOOK, "full": FULL}
-
-# Sec. 5.4.2: initial output weights of the four aligned neurons (Fig. 1/5, Fig. 6, Fig. 7); neurons 1, 3 sit on
-# +-e_1 with u > 0, neurons 2, 4 on +-e_2 with u < 0.
-FOUR_NEURON_INITS = {
-    "Fig. 1": (1e-4, -1e-5, 1e-7, -1e-6),
-    "Fig. 6": (1e-4, -1e-5, 1e-6, -1e-7),
-    "Fig. 7": (1e-4, -1e-6, 1e-5, -1e-7),
-}
-FOUR_NEURON_DIRECTIONS = ((1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0))
 XOR_DELTA, XOR_SIGMA, XOR_BASE = 0.01, 0.005, 16  # Assumption 5.1 data of Sec. 5.4.2 (256 points in R^2)
-LEMMA_INIT_SCALE = 1e-4  # balanced isotropic init of the Lemma 5.5 run
-SKEW_ANGLES = (math.pi / 2, math.pi / 3)
-SKEW_CLEAN_EXTREMA = (-math.pi / 2, -math.pi / 6, math.pi / 2, 5 * math.pi / 6)  # Sec. 6, alpha = pi/3
-SKEW_CLUSTERS = (0.0, math.pi, math.pi / 3, -2 * math.pi / 3)  # its clusters: +-e_1 and +-(cos, sin)(pi/3)
-SKEW_INIT_SCALE = 2.0**-7  # "sigma = 2^-7" of Sec. 6: PyTorch default init times 2^-7
+
+
 CAPTURE_INIT_SCALE, CAPTURE_LR = 1e-8, 0.5
-# the domino analogue: simple feature +-MU_SIMPLE (G-rate mu/4, vs 1/8 for the XOR feature), XOR noise, noise dims
-DOMINO = dict(mu_simple=0.45, sigma_simple=0.05, sigma_complex=0.35, d_noise=20)
+
+
 DOMINO_SMALL_INIT, DOMINO_STANDARD_INIT = 2.0**-7, 1.0
-DOMINO_DTYPE = torch.float32  # the source's (PyTorch's default) precision; the probes run in float64
-PROBE_C = 1000.0  # the source's regularised probe
-PROBES = {"C=1000": PROBE_C, "no penalty": None}
-MID_FRACTION = 4  # the source compares epoch 64 with epoch 256: a quarter of training against the end
-
-
-def four_neuron_schedule(epoch: int) -> float:
-    """The step size of the source's four-neuron experiment (Sec. 5.4.2, decoded from the text and the authors'
-    replication code): 4 for 12 epochs, then 2^-7 until 2^13, a linear ramp to 2^-2 at 2^14, then doubling every
-    2^9 epochs (about 2^30 at 2^15) to offset the exponentially vanishing gradients. Needs float64."""
-    base = 2.0**-7
-    if epoch < 12:
-        return 4.0
-    if epoch < 2**13:
-        return base
-    if epoch < 2**14:
-        return base * (1 + 2**5 * (epoch / 2**13 - 1))
-    return base * (1 + 2 ** (5 + (epoch - 2**14) / 2**9))
 
 
 # -- training ----------------------------------------------------------------------------------------------------------
+
+
 def logistic_gd(net: TwoLayerNet, X: torch.Tensor, y: torch.Tensor, *, steps: int,
                 lr: float | Callable[[int], float], log_at: Iterable[int] = ()) -> dict[str, torch.Tensor]:
     """Full-batch gradient descent on the mean logistic loss (the discretised gradient flow of eq. (1)), with the
@@ -199,6 +101,8 @@ def _bias_free(W: torch.Tensor, a: torch.Tensor) -> TwoLayerNet:
 
 
 # -- Experiment 1: four neurons and the small-init network on XOR (Sec. 5.4.2, Lemma 5.5) ------------------------------
+
+
 @dataclasses.dataclass
 class FourNeuronResult:
     X: torch.Tensor
@@ -310,17 +214,9 @@ def four_neuron_run(size: FourNeuronSizes, run: Run) -> FourNeuronResult:
         amplitude_spread_init=_relative_spread(cluster_amplitudes(a_0, W_0, target)))
 
 
-def margin_figure(result: FourNeuronResult):
-    """The chapter's margin figure (Assumption 5.4, Lemma 5.5): the normalised margin gamma(theta) against the epoch
-    of each four-neuron run and the small-init network, with the predicted gamma(theta^mm) dashed."""
-    curves = [Curve(result.margin_epochs, values, label) for label, values in zip(result.labels, result.margins.T,
-                                                                                   strict=True)]
-    return plot_panels([Panel(curves, xlabel="epoch", ylabel="normalised margin γ(θ)",
-                              guides=[Guide(result.gamma_mm, "γ(θ^mm)", color="k")], ylim=(-0.05, 0.14))],
-                       width=6.0, height=3.4)
-
-
 # -- Lemma 5.3: capturing the four extrema -----------------------------------------------------------------------------
+
+
 @dataclasses.dataclass
 class CaptureResult:
     widths: tuple[int, ...]
@@ -358,6 +254,8 @@ def capture_run(size: CaptureSizes, run: Run, X: torch.Tensor, y: torch.Tensor, 
 
 
 # -- Experiment 2: skewed XOR (Sec. 6, Fig. 2) -------------------------------------------------------------------------
+
+
 @dataclasses.dataclass
 class SkewRun:
     """One (alpha, width) network at the end of training, against the extrema of its data's G."""
@@ -483,24 +381,9 @@ def skewed_xor_run(size: SkewSizes, run: Run) -> SkewResult:
         cluster_gap=_clean_gap(torch.tensor(SKEW_CLUSTERS, dtype=DT)))
 
 
-def skew_panels(result: SkewResult, n_grid: int = 2000) -> dict:
-    """The inputs of :func:`feature_learning.plotting.neurons.angle_vs_relative_scale` for Fig. 2: G on the circle,
-    its extrema, and per angle the scale curves of both widths and the widest network's neurons."""
-    nw = len(result.widths)
-    phis, gs, panels = [], [], []
-    for i, al in enumerate(SKEW_ANGLES):
-        r = i * nw + nw - 1
-        V, a = result.final.W[r].detach(), result.final.a[r].detach()
-        mass = V.pow(2).sum(-1)
-        panels.append(dict(epoch=result.epochs, scale=result.frob[:, i * nw:(i + 1) * nw], widths=result.widths,
-                           angle=neuron_angles(V), rel=mass / mass.sum(), sign=torch.sign(a), name=f"α = {al:.4f}"))
-        ph, g = g_on_circle(*result.data[i], n_grid)
-        phis.append(ph)
-        gs.append(g)
-    return dict(phi=phis, g=gs, extrema=[e[0] for e in result.extrema], panels=panels)
-
-
 # -- Experiment 3: do mid-training features transfer better? (Sec. 7, Fig. 4) ------------------------------------------
+
+
 @dataclasses.dataclass
 class PairedDifference:
     """a - b over paired seeds: mean, standard error, and the one-sided paired t test of mean > 0."""
@@ -610,19 +493,3 @@ def domino_probe_run(size: DominoSizes, run: Run) -> DominoResult:
         scale_growth=paired_difference(ratio[-1].log(), ratio[0].log()),
         peak_epoch=ck[int(reg[:, small].mean(1).argmax())])
 
-
-def probe_figure(result: DominoResult):
-    """The Fig. 4 analogue: rows OOD probe accuracy (%) and coefficient RMS (log scale) against the training epoch
-    of the features, one column per probe, small and standard init in each panel (mean and standard deviation over
-    the training sets)."""
-    S = result.seeds
-
-    def panel(curves, ylabel, title="", yscale="linear"):
-        return Panel([Curve(result.checkpoints, curves[:, :S], "small init (×2^-7)", "o-", spread="sd",
-                            kwargs={"ms": 3}),
-                      Curve(result.checkpoints, curves[:, S:], "standard init", "o-", spread="sd", kwargs={"ms": 3})],
-                     title, "training epoch of the features", ylabel, yscale=yscale, legend_size=8)
-
-    columns = [[panel(100 * result.accuracy[name], "OOD probe accuracy (%)", f"probe {name}"),
-                panel(result.rms[name], "probe coefficient RMS", yscale="log")] for name in result.accuracy]
-    return plot_panels([list(row) for row in zip(*columns, strict=True)], width=5.0, height=3.25)

@@ -1,17 +1,5 @@
-"""Sizes, recipes and runs of the chapter "Fourier circuits for k-input modular addition" (dissertation ch. 4).
-
-``BOOK`` is written out; ``CI`` and ``FULL`` are overrides of it, each with its reason. The notebook's ``k`` and
-``p`` parameters replace the main run's (:func:`sizes`). Recipes follow appendix C.10.1 where the source states
-them; where it is silent (steps, initialisation, the transformer's token format and widths) the choice is named
-here and stated in the chapter.
-
-Runs (each returns a dataclass of what the chapter shows and checks):
-
-* :func:`margin_run`           -- S1: the k-th power network on all of Z_p^k with the objective of Definition 4.1.
-* :func:`split_run`            -- S2: a random 50% split with the source's AdamW recipe.
-* :func:`grokking_sweep`       -- S3: one-layer transformers on a 50% split for each (k, p) (Figure 4.4).
-* :func:`attention_concentration` -- Figure 4.3's statistic on the sweep's attention matrices.
-"""
+"""The trainers and runs of the Fourier-circuits chapter, in notebook order: S1 (the margin run), S2 (the 50% split),
+S3 (the grokking sweep of one-layer transformers) and Figure 4.3's attention statistic."""
 
 from __future__ import annotations
 
@@ -19,187 +7,37 @@ import dataclasses
 import itertools
 import math
 
-import sympy as sp
 import torch
 import torch.nn.functional as F
 
-from feature_learning.book.profiles import ParameterError, Run, by_profile, check_int, override
+from feature_learning.book.profiles import Run
 from feature_learning.data.modular import ModularAddition, modular_addition, token_sequences
+from feature_learning.experiments.fourier_circuits.sizes import (
+    INIT_SCALE,
+    GrokSizes,
+    MarginRecipe,
+    MarginSizes,
+    SplitSizes,
+    margin_recipe,
+    split_recipe,
+    theorem_width,
+    transformer_config,
+    transformer_recipe,
+)
 from feature_learning.measure.fourier import max_normalized_power, top_power_fraction
 from feature_learning.measure.metrics import argmax_accuracy, margins, steps_to_reach
 from feature_learning.measure.neurons import NeuronFourierSummary, neuron_parts, summarize_neurons
 from feature_learning.measure.statistics import Estimate, Null, binomial_se, bootstrap_se
 from feature_learning.models.poly_net import PolyNet, init_poly_net
 from feature_learning.models.transformer import Transformer, TransformerConfig, init_transformer
-from feature_learning.plotting.attention import attention_heads
-from feature_learning.plotting.curves import Curve, Guide, Panel, plot_panels
-from feature_learning.plotting.neurons import neuron_rows
-from feature_learning.plotting.spectra import frequency_and_power
 from feature_learning.training.loop import OptimConfig, minibatches, train
 
 EVAL_CHUNK = 65536  # rows per forward pass when evaluating on all of Z_p^k (p^k reaches millions at `full`)
 
 
-# -- sizes ----------------------------------------------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class MarginSizes:
-    """S1: the k-th power network on all of Z_p^k; the recipe (width, steps, step size) is :func:`margin_recipe`."""
-
-    k: int = 3
-    p: int = 11
-    seeds: int = 3
-
-
-@dataclasses.dataclass(frozen=True)
-class SplitSizes:
-    """S2: a random half of Z_p^k for training, the source's AdamW recipe (C.10.1)."""
-
-    k: int = 3
-    p: int = 23
-    steps: int = 3000
-    replicas: int = 3  # independent networks (one batched program): the split run's outcomes vary with the seed
-    original_steps: int = 1500  # the ci steps before chapter seed 1 failed at 1500 (0.9499 against 0.95)
-
-
-@dataclasses.dataclass(frozen=True)
-class GrokSizes:
-    """S3: one-layer transformers on a 50% split for each (k, p), p^k of similar size (Figure 4.4); the attention
-    matrices of the ``attention_k`` model (Figure 4.3). ``seeds`` is the number of replicas per pair: five where a
-    claim needs a median or mean over seeds that holds at every chapter seed (a replica's grokking delay varies
-    several-fold, and one in twenty k=2 replicas barely lags); ten at k=3, whose attention feeds Figure 4.3's
-    concentration ratio (with five its chapter-seed values were 2.60-4.43 against the bound 2, within 1 sd; with ten
-    3.13-3.79); three at k=4: one of twelve k=4 replicas (chapter seeds 0-5) did not reach 90% test accuracy within
-    the steps, which sets a median of two (chapter seed 1), not one of three."""
-
-    pairs: tuple[tuple[int, int], ...] = ((2, 37), (3, 11), (4, 7))
-    seeds: tuple[int, ...] = (5, 10, 3)
-    steps: int = 1500
-    width: int = 32
-    heads: int = 4
-    attention_k: int = 3
-
-
-@dataclasses.dataclass(frozen=True)
-class ConstructionSizes:
-    """Exact checks of the single-neuron optimum and of the construction theta* at each (k, p)."""
-
-    pairs: tuple[tuple[int, int], ...] = ((2, 5), (2, 7), (2, 11), (3, 5), (3, 7), (3, 11), (4, 5), (4, 7), (4, 11),
-                                          (5, 5))  # the notes' T1 grid {2,3,4} x {5,7,11}, and k=5, p=5
-    random_neurons: int = 20
-    ascent_points: int = 3125  # gradient ascent on the single neuron only where p^k is at most this (CPU time)
-
-
-@dataclasses.dataclass(frozen=True)
-class FourierCircuitSizes:
-    margin: MarginSizes = MarginSizes()
-    split: SplitSizes = SplitSizes()
-    grok: GrokSizes = GrokSizes()
-    construction: ConstructionSizes = ConstructionSizes()
-
-
-BOOK = FourierCircuitSizes()
-CI = override(
-    BOOK,
-    margin={"seeds": 1},  # one seed: CI time
-    split={"steps": 2000, "replicas": 2},  # two thirds of the book's steps (CI time); the notes' calibration reached
-    # 0.987 test accuracy at 2000 steps, while at 1500 one chapter seed in six (seed 1) ended at 0.950, on the claim's
-    # bound. Two networks, not three: each adds about a seventh to the chapter's CI time
-    construction={"pairs": ((2, 5), (2, 7), (3, 5), (3, 7), (4, 5))},  # the smaller pairs: CI time
-)
-FULL = override(
-    BOOK,
-    margin={"k": 4, "p": 17},  # a larger (k, p), nearer the source's Figure 4.1 (k=4, p=47)
-    split={"k": 4, "p": 47, "steps": 10000},  # the source's (k, p) of Figure 4.1
-    grok={"pairs": ((2, 97), (3, 31), (4, 11), (5, 5)), "seeds": (5, 5, 5, 5), "steps": 10000, "width": 128,
-          "heads": 8, "attention_k": 4},  # the source's k = 2..5 of Figure 4.4 (p as in the source where a GPU allows)
-    construction={"pairs": (*BOOK.construction.pairs, (5, 7))},
-)
-SIZES = {"ci": CI, "book": BOOK, "full": FULL}
-
-
-def theorem_width(k: int, p: int) -> int:
-    """m = 2^(2k-1) (p-1)/2 = 2^(2k-2) (p-1), the width of Theorem 4.9."""
-    return 2 ** (2 * k - 2) * (p - 1)
-
-
-def sizes(profile: str, k: int | None = None, p: int | None = None) -> FourierCircuitSizes:
-    """The profile's sizes, with the main run's (k, p) replaced when given: k in 2..4 and p a prime, 5 <= p <= 13,
-    with p^k <= 2401 (the range in which ``benchmarks/fourier_margin_grid.py`` checks S1's claims at every seed)."""
-    base = by_profile(profile, SIZES)
-    if k is None and p is None:
-        return base
-    k = base.margin.k if k is None else check_int("k", k, minimum=2, maximum=4)
-    p = base.margin.p if p is None else check_int("p", p, minimum=5, maximum=13)
-    if not sp.isprime(p):
-        raise ParameterError(f"parameter 'p' is {p}; it must be a prime (5, 7, 11, 13)")
-    if p**k > 2401:
-        raise ParameterError(f"parameters k={k}, p={p} give p^k = {p**k}; the tested range has p^k <= 2401")
-    return override(base, margin={"k": k, "p": p})
-
-
-TESTED_PAIRS = tuple((k, p) for k in (2, 3, 4) for p in (5, 7, 11, 13) if p**k <= 2401)
-
-
-# -- recipes --------------------------------------------------------------------------------------------------------
-NORM_PENALTY = 1e-3
-INIT_SCALE = 0.1
-
-
-@dataclasses.dataclass(frozen=True)
-class MarginRecipe:
-    """S1's recipe at (k, p): width, Adam with a cosine decay on Definition 4.1's objective (lambda = norm_penalty)."""
-
-    width: int
-    optim: OptimConfig
-    norm_penalty: float = NORM_PENALTY
-    init_scale: float = INIT_SCALE
-
-
-MIN_PER_FREQUENCY = 32  # neurons per frequency in S1: the k = 3 width of Theorem 4.9, calibrated in the notes
-
-
-def margin_width(k: int, p: int) -> int:
-    """S1's width: 2^(2k-1) neurons per frequency (Theorem 4.9's m), but at least ``MIN_PER_FREQUENCY``.
-
-    At exactly Theorem 4.9's width a frequency needs all of its 2^(2k-1) neurons: for k = 2 that is 8, and the
-    random split of the neurons over the frequencies at initialisation leaves some frequency short, so training
-    stops at 0.83-0.97 gamma* (seeds 0-5, p = 5..13). Any width above m has the same maximum margin (Lemma C.5), and
-    with 32 neurons per frequency every (k, p) of the tested range reaches it."""
-    return (p - 1) // 2 * max(2 ** (2 * k - 1), MIN_PER_FREQUENCY)
-
-
-def margin_recipe(k: int, p: int) -> MarginRecipe:
-    """S1 at (k, p): Adam (lr 1e-3, betas (0.9, 0.98), 10 warm-up steps, cosine decay) for 3000 full-batch steps on
-    Definition 4.1's objective (lambda in ``NORM_PENALTY``, init N(0, 0.1^2)), at :func:`margin_width`.
-
-    The source's lambda -> 0 limit (Lemma 4.7) needs the loss minimised far past interpolation; the decay lets the
-    normalised margin settle. Calibrated in the notes (k = 3, p = 11): 0.98 gamma* within a few thousand steps;
-    ``benchmarks/fourier_margin_grid.py`` runs the grid of (k, p) and seeds the chapter states.
-    """
-    return MarginRecipe(width=margin_width(k, p), optim=OptimConfig(steps=3000, lr=1e-3, schedule="cosine"))
-
-
-def split_recipe(steps: int) -> OptimConfig:
-    """S2: the source's two-layer-network recipe (C.10.1): AdamW lr 5e-3, weight decay 5e-3, betas (0.9, 0.98),
-    10 warm-up steps, batch 1024."""
-    return OptimConfig(steps=steps, lr=5e-3, weight_decay=5e-3)
-
-
-def transformer_recipe(steps: int) -> OptimConfig:
-    """S3: AdamW with betas (0.9, 0.98) and warm-up 10 as in C.10.1, but step size 1e-2 (not 1e-3) and weight decay
-    1.0 (not 1e-3): with the source's values the transition to the Fourier solution takes far longer than a CPU
-    budget (the source ran for up to three days on a GPU). Batches of 1024, as in the source: the whole training
-    half at the ci and book sizes."""
-    return OptimConfig(steps=steps, lr=1e-2, weight_decay=1.0)
-
-
-def transformer_config(k: int, p: int, size: GrokSizes) -> TransformerConfig:
-    """One block, causal attention, the prompt ``a_1 + ... + a_k =`` (2k tokens), the answer read at the end."""
-    return TransformerConfig(vocab=p + 2, seq_len=2 * k, n_out=p, d_model=size.width, n_heads=size.heads,
-                             d_head=size.width // size.heads, d_mlp=4 * size.width)
-
-
 # -- trainers -------------------------------------------------------------------------------------------------------
+
+
 def logits_in_chunks(model, inputs: torch.Tensor, chunk: int = EVAL_CHUNK) -> torch.Tensor:
     """model(inputs) as (R, N, C), computed ``chunk`` rows at a time so that the hidden layer fits in memory."""
     with torch.no_grad():
@@ -291,6 +129,8 @@ def train_transformer(data: ModularAddition, model_config: TransformerConfig, co
 
 
 # -- runs -----------------------------------------------------------------------------------------------------------
+
+
 @dataclasses.dataclass
 class NeuronStats:
     """Theorem 4.9's three properties measured on one trained network (its active neurons)."""
@@ -599,56 +439,3 @@ def attention_concentration(grok: dict[int, GrokRun], size: GrokSizes) -> Attent
     initial = g.trained.initial.attention_matrix(numbers.to(g.trained.initial.params["embed"].device)).cpu().double()
     return AttentionConcentration(g.k, g.p, trained, initial, top_power_fraction(trained), top_power_fraction(initial))
 
-
-# -- figures ---------------------------------------------------------------------------------------------------------
-def plot_margin(result: MarginRun):
-    """The normalised margin over gamma* along training (mean and range over seeds), negative values clipped."""
-    h = result.trained.history
-    panel = Panel([Curve(h["step"], result.ratio.clamp_min(-0.2), "trained network", color="C0")],
-                  f"k={result.k}, p={result.p}, m={result.recipe.width}: margin approaches the bound",
-                  "training step", r"normalised margin / $\gamma^*$",
-                  [Guide(1.0, r"$\gamma^*$ (Theorem 4.9)", color="k")], ylim=(-0.2, 1.1), legend="lower right",
-                  legend_size=8)
-    return plot_panels([panel], width=6.5, height=3.4)
-
-
-def plot_neurons(result: MarginRun, generator: torch.Generator, rows: int = 4):
-    """Figure 4.1: ``rows`` random neurons of the trained network (seed 0)."""
-    order = torch.randperm(result.recipe.width, generator=generator)[:rows]
-    parts = neuron_parts(result.trained.model, 0)[order]
-    return neuron_rows(parts, [f"$u_{j + 1}$" for j in range(result.k)] + ["$w$"],
-                       title=f"Four random neurons of the trained network (k={result.k}, p={result.p})")
-
-
-def plot_spectra(result: MarginRun):
-    """Figure 4.2: neurons per frequency, max normalised power at initialisation and trained."""
-    n = result.neurons
-    title = f"Frequencies and one-sparsity, k={result.k}, p={result.p}, m={result.recipe.width}"
-    return frequency_and_power(n.counts, result.power_init, n.summary.max_power[n.active], title=title)
-
-
-def plot_split(result: SplitRun):
-    """Train and test accuracy of the split run."""
-    h = result.trained.history
-    panel = Panel([Curve(h["step"], h["train_acc"], "train", color="C0"),
-                   Curve(h["step"], h["test_acc"], "test (held-out half)", color="C3")],
-                  f"k={result.k}, p={result.p}: 50% split", "training step", "accuracy", ylim=(0, 1.02),
-                  legend="lower right", legend_size=8)
-    return plot_panels([panel], width=6.5, height=3.4)
-
-
-def plot_attention(result: AttentionConcentration, size: GrokSizes):
-    """Figure 4.3: three heads of the seed whose heads are most concentrated, and their 2-D power spectra."""
-    return attention_heads(result.trained[result.best_seed, : min(3, size.heads)],
-                           title=f"One-layer transformer, k={result.k}, p={result.p} "
-                                 f"(seed {result.best_seed} of {result.trained.shape[0]})")
-
-
-def plot_grokking(grok: dict[int, GrokRun]):
-    """Figure 4.4: train and validation accuracy for each k (mean and range over seeds)."""
-    panels = [Panel([Curve(g.trained.history["step"], g.trained.history["train_acc"], "train", color="C0"),
-                     Curve(g.trained.history["step"], g.trained.history["test_acc"], "validation", color="C3")],
-                    f"k={g.k}, p={g.p}", "training step", "accuracy" if i == 0 else "", ylim=(0, 1.02),
-                    legend="lower right" if i == 0 else None, legend_size=8)
-              for i, g in enumerate(grok.values())]
-    return plot_panels(panels, width=max(3.6, 6.5 / len(panels)), height=3.4, sharey=True)
