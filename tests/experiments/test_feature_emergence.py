@@ -19,6 +19,7 @@ from feature_learning.models.two_layer import (
     smoothed_trunc_relu_grad,
     zeros_like,
 )
+from feature_learning.training import first_steps as fs
 from feature_learning.training.losses import hinge, weighted_hinge
 
 D = torch.float64
@@ -39,7 +40,7 @@ def test_hinge_gradients_are_autograds_with_noise_class_weights_and_chunks(gen):
     out = p(x)
     loss = torch.where(weighted[:, None], weighted_hinge(out, y), hinge(out, y)).mean(-1).sum()
     reference = torch.autograd.grad(loss, [p.W, p.b, p.a])
-    ours = fe.hinge_gradients(net, x, y, fe.class_weights(y, weighted), chunk=7)
+    ours = fs.hinge_gradients(net, x, y, fs.class_weights(y, weighted), chunk=7)
     for r, o in zip(reference, ours, strict=True):
         assert torch.allclose(r, o, rtol=1e-12, atol=1e-15)
 
@@ -50,8 +51,8 @@ def test_full_batch_step_erases_the_initialisation_and_follows_lemma_12(gen):
     x = torch.randn(50, 8, generator=g, dtype=D).expand(2, -1, -1)
     y = torch.sign(torch.randn(50, generator=g, dtype=D)).expand(2, -1)
     assert p(x).abs().max() < 1e-15
-    step = fe.StepConfig(eta=1e-3, lam_a=0.0, lam_w=1 / (2 * 1e-3), noise_std=0.1)
-    p1 = fe.full_batch_step(p, x, y, step)
+    step = fs.StepConfig(eta=1e-3, lam_a=0.0, lam_w=1 / (2 * 1e-3), noise_std=0.1)
+    p1 = fs.full_batch_step(p, x, y, step)
     # Lemma 12 at g = 0 (every sample has y g <= 1): dL/dw_i = -a_i E[y sigma'_s(z_i) x]; lambda_w erases w^(0)
     z = x @ p.W.transpose(1, 2) + p.b[:, None, :]
     gW = -p.a[:, :, None] * torch.einsum("rn,rni,rnd->rid", y, smoothed_trunc_relu_grad(z, 0.1), x) / 50
@@ -70,7 +71,7 @@ def test_stage_gradients_are_autograds(gen):
                               a=1e-1 * torch.randn(init.a.shape, generator=gen(9), dtype=D))
     x = torch.randn(3, 40, 7, generator=gen(10), dtype=D)
     y = torch.where(torch.rand(3, 40, generator=gen(11)) < 0.5, 1.0, -1.0).to(D)
-    alpha = fe.class_weights(y, torch.tensor([False, True, False]))
+    alpha = fs.class_weights(y, torch.tensor([False, True, False]))
     ours = fe.stage_gradients(net, rf, init, ntk, x, y, alpha)
 
     def loss(out):
@@ -99,7 +100,7 @@ def test_pattern_coordinates_are_exact_for_the_steps_and_the_stage(gen):
     x = z @ M.T
     assert torch.allclose(net_x(x), net_z(z), atol=1e-14)
     steps = fe.first_steps(k, m, task.sigma_tilde(), 0.25)
-    (_, two_x), (_, two_z) = fe.two_steps(net_x, x, y, steps), fe.two_steps(net_z, z, y, steps)
+    (_, two_x), (_, two_z) = fs.two_steps(net_x, x, y, steps), fs.two_steps(net_z, z, y, steps)
     assert (two_x.W @ M_perp).abs().max() < 1e-12 * two_x.W.abs().max()  # step 1 erased the perpendicular part
     assert torch.allclose(two_x.W @ M, two_z.W, rtol=1e-10, atol=1e-14)
     assert torch.allclose(two_x.b, two_z.b, atol=1e-13) and torch.allclose(two_x.a, two_z.a, atol=1e-13)

@@ -27,3 +27,11 @@ def test_a_column_wide_figure_with_large_fonts_has_no_problems():
     assert legibility.shown_scale(fig) == 1.0
     assert legibility.problems(fig) == []
     plt.close(fig)
+
+
+def test_fit_to_column_narrows_a_wide_figure_and_raises_its_small_text():
+    fig, ax = plt.subplots(figsize=(12, 3))
+    ax.set_title("title", fontsize=6)
+    legibility.fit_to_column(fig)
+    assert fig.get_size_inches()[0] == 6.5 and legibility.problems(fig) == []
+    plt.close(fig)

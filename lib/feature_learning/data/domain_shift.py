@@ -20,6 +20,8 @@ import dataclasses
 
 import torch
 
+from feature_learning.data.bases import random_orthogonal
+
 
 def sign_mixture_uniform(gamma: float, shape: tuple[int, ...], generator: torch.Generator,
                          dtype=torch.float64) -> torch.Tensor:
@@ -64,11 +66,6 @@ def spurious_2d(n: int, p_align: float, generator: torch.Generator,
     u = torch.rand(n, 2, generator=generator, dtype=dtype)
     return torch.stack([y * u[:, 0], y * b * u[:, 1]], dim=1), y
 
-
-def random_orthogonal(d: int, generator: torch.Generator, dtype=torch.float64) -> torch.Tensor:
-    """A random d x d orthogonal matrix (QR of a Gaussian matrix with the signs of R's diagonal fixed: Haar)."""
-    q, r = torch.linalg.qr(torch.randn(d, d, generator=generator, dtype=dtype))
-    return q * torch.sign(torch.diagonal(r))
 
 
 def environment_block(labels: torch.Tensor, code: torch.Tensor, gamma: float, generator: torch.Generator,

@@ -12,7 +12,7 @@ import math
 
 import torch
 
-from feature_learning.data.bases import random_orthogonal, unit_sphere  # noqa: F401  (kept importable from here)
+from feature_learning.data.bases import unit_sphere
 
 
 def gaussian_design(B: int, n: int, d: int, generator: torch.Generator, dtype: torch.dtype = torch.float64):

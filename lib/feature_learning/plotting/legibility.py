@@ -95,3 +95,18 @@ def notebook_problems(notebook: dict) -> list[str]:
                 found.append(f"{name}: {count} text{'s' * (count > 1)} under {MIN_POINTS:g} pt at the shown size, "
                              f"the smallest {checked['problems'][0]}")
     return found
+
+
+def fit_to_column(fig: Figure, width: float = 6.5, layout: str = "tight") -> Figure:
+    """Make a figure drawn by a shared plotting function legible in the book's column: at most ``width`` inches wide
+    (its height kept), no text under :data:`MIN_POINTS` at the shown size, then laid out again by ``layout``
+    ("tight", or "constrained" for a figure with a colour bar, which the tight layout misplaces). Returns ``fig``."""
+    w, h = fig.get_size_inches()
+    if w > width:
+        fig.set_size_inches(width, h)
+    scale = shown_scale(fig)
+    for text in texts(fig):
+        if text.get_fontsize() * scale < MIN_POINTS:
+            text.set_fontsize(MIN_POINTS / scale)
+    fig.set_layout_engine(layout)
+    return fig

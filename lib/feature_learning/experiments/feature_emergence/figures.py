@@ -18,15 +18,6 @@ MODEL_COLOURS = {"net": "tab:red", "ntk": "tab:blue", "rf": "tab:green"}
 COLUMNS = 2  # accuracy panels per row: two fit the column at a readable size
 
 
-def _legible(fig):
-    """Raise every text under :data:`feature_learning.plotting.legibility.MIN_POINTS` at the shown size to it, then
-    lay the figure out again."""
-    scale = legibility.shown_scale(fig)
-    for text in legibility.texts(fig):
-        if text.get_fontsize() * scale < legibility.MIN_POINTS:
-            text.set_fontsize(legibility.MIN_POINTS / scale)
-    fig.tight_layout()
-    return fig
 
 
 def accuracy_figure(panels: list[tuple[str, GroupResult, tuple[int, ...]]], ylim=(0.4, 1.02)):
@@ -55,7 +46,7 @@ def accuracy_figure(panels: list[tuple[str, GroupResult, tuple[int, ...]]], ylim
     out = [dataclasses.replace(panel, ylim=(low, ylim[1])) for panel in out]
     rows = [out[i:i + COLUMNS] for i in range(0, len(out), COLUMNS)]
     width = legibility.COLUMN_INCHES / min(COLUMNS, len(out))
-    return _legible(plot_panels(rows, width=width, height=3.0 if len(out) > 1 else 3.6, sharey=True))
+    return legibility.fit_to_column(plot_panels(rows, width=width, height=3.0 if len(out) > 1 else 3.6, sharey=True))
 
 
 def mds_figure(W: dict[str, torch.Tensor], direction: torch.Tensor, names: tuple[str, str]):
@@ -65,7 +56,7 @@ def mds_figure(W: dict[str, torch.Tensor], direction: torch.Tensor, names: tuple
     fig = mds_panels([[{"title": f"{titles[key]}\nmax cos {float(cosine_to(W[key][None], direction).max()):.3f}",
                         "W": W[key], "marks": marks} for key in ("init", "one", "two")]],
                      width=legibility.COLUMN_INCHES / 3)
-    return _legible(fig)
+    return legibility.fit_to_column(fig)
 
 
 def mixture_figure(results: list[MixtureResult]):
@@ -78,7 +69,7 @@ def mixture_figure(results: list[MixtureResult]):
                  for v, colour in ((1.0, "tab:red"), (-1.0, "tab:orange"))]
         rows[0].append({"title": f"experiment {e + 1}\ninitialisation", "W": r.W_init[0], "marks": marks})
         rows[1].append({"title": f"experiment {e + 1}\nepoch {r.epochs}", "W": r.W[0], "marks": marks})
-    return _legible(mds_panels(rows, width=legibility.COLUMN_INCHES / max(3, len(results))))
+    return legibility.fit_to_column(mds_panels(rows, width=legibility.COLUMN_INCHES / max(3, len(results))))
 
 
 def injection_figure(result: InjectionResult):
@@ -89,6 +80,6 @@ def injection_figure(result: InjectionResult):
               Curve(result.step, result.injected_acc[:, :, 0], "mixture student: Gaussian part", color="tab:orange",
                     spread="sd"),
               Curve(result.step, result.real_acc[:, :, 1], "digits-only student: digits", "--", "k", spread="sd")]
-    return _legible(plot_panels([Panel(curves, "", "step", "test accuracy", [Guide(0.5, style=":")],
+    return legibility.fit_to_column(plot_panels([Panel(curves, "", "step", "test accuracy", [Guide(0.5, style=":")],
                                        ylim=(0.0, 1.02), legend="lower right", legend_size=legibility.MIN_POINTS)],
                                 width=legibility.COLUMN_INCHES, height=3.6))

@@ -16,7 +16,6 @@ from feature_learning.data.sparse_coding import (
     interval_set,
     parity_set,
 )
-from feature_learning.experiments.feature_emergence.first_steps import class_weights, first_steps, two_steps
 from feature_learning.experiments.feature_emergence.sizes import (
     PROBE_FIT,
     PROTOTYPE_STEP,
@@ -49,12 +48,23 @@ from feature_learning.theory.feature_emergence import (
     second_step_cosine_general,
     second_step_cosine_sd,
 )
+from feature_learning.training.first_steps import StepConfig, class_weights, two_steps
 from feature_learning.training.loop import OptimConfig, minibatches, train
 from feature_learning.training.losses import (
     balance_and_confidence,
     cross_entropy,
     logistic,
 )
+
+# -- the step schedule of Theorem 26 (the steps themselves: feature_learning.training.first_steps) -------------
+
+def first_steps(k: int, m: int, sigma_tilde: float, gamma: float) -> tuple[StepConfig, StepConfig]:
+    """Steps 1 and 2 of Theorem 26 (= Thm A.20): eta^(1) = gamma^2 sigma~^2/(k m^3), lambda_a = 0,
+    lambda_w = 1/(2 eta^(1)); then eta = 1, lambda_a = lambda_w = 1/2. The noise level is the lemmas'
+    sigma_xi = 1/k^(3/2) (Lemmas 18, 20, 23; Theorem 26 writes 1/k^2, an inconsistency the chapter notes)."""
+    eta_1 = gamma**2 * sigma_tilde**2 / (k * m**3)
+    s = 1 / k**1.5
+    return StepConfig(eta_1, 0.0, 1 / (2 * eta_1), s), StepConfig(1.0, 0.5, 0.5, s)
 
 
 # -- Experiment 1 and the variants of E.2: one batched program ------------------------------------------------------

@@ -3,8 +3,6 @@ deviation."""
 
 from __future__ import annotations
 
-import dataclasses
-
 from feature_learning.experiments.gradient_features.runs import (
     EmergenceResult,
     MultiIndexResult,
@@ -13,27 +11,8 @@ from feature_learning.experiments.gradient_features.runs import (
 )
 from feature_learning.measure.statistics import seed_mean_sd
 from feature_learning.plotting.curves import Curve, Guide, Panel, grouped_bars, plot_panels
-from feature_learning.plotting.legibility import MIN_POINTS, texts
+from feature_learning.plotting.legibility import fit_to_column
 from feature_learning.plotting.neurons import cosine_histograms
-
-
-def _plot(panels, **kwargs):
-    """:func:`plot_panels` with the legends at the book's smallest legible size (``plotting.legibility``)."""
-    rows = [panels] if isinstance(panels[0], Panel) else panels
-    return plot_panels([[dataclasses.replace(p, legend_size=MIN_POINTS) for p in row] for row in rows], **kwargs)
-
-
-def _fit_column(fig, width: float = 6.5):
-    """A figure drawn by a shared plotting function, made legible in the book's column: at most ``width`` inches
-    wide, no text under the smallest legible size (``plotting.legibility``)."""
-    w, h = fig.get_size_inches()
-    if w > width:
-        fig.set_size_inches(width, h)
-    for text in texts(fig):
-        if text.get_fontsize() < MIN_POINTS:
-            text.set_fontsize(MIN_POINTS)
-    fig.tight_layout()
-    return fig
 
 
 def _sd_curves(x, series: dict) -> list[Curve]:
@@ -45,7 +24,7 @@ def cone_figure(em: EmergenceResult):
     """Experiment 1: the fraction of units whose first-step weights lie in the cone C_{D, gamma}, against gamma."""
     series = {"bias +b~, after step 1": em.cone_pos, "bias -b~, after step 1": em.cone_neg,
               "bias +b~, nice: also ||G|| >= B_G/2": em.nice_pos, "at initialisation": em.cone_init}
-    return _plot([Panel(_sd_curves(em.gammas, {k: v.T for k, v in series.items()}), xlabel=r"cone width $\gamma$",
+    return plot_panels([Panel(_sd_curves(em.gammas, {k: v.T for k, v in series.items()}), xlabel=r"cone width $\gamma$",
                         ylabel=r"fraction of units in $C_{D,\gamma}$", xscale="log",
                         ticks_at_x=len(em.gammas) <= 6, ylim=(-0.03, 1.03))], width=5.2, height=3.5)
 
@@ -56,7 +35,7 @@ def ticket_figure(ticket: TicketResult, full):
     acc = ticket.uniform_accuracy
     curves = _sd_curves(ticket.sizes, {"ticket (Lemma 3.14's units)": acc[0], "random units after step 1": acc[1],
                                        "ticket's units at initialisation": acc[2]})
-    return _plot([Panel(curves, xlabel="units in the subnetwork", ylabel="test accuracy on the uniform part",
+    return plot_panels([Panel(curves, xlabel="units in the subnetwork", ylabel="test accuracy on the uniform part",
                         guides=[Guide(float(full.mean()), "full network", color="k"),
                                 Guide(0.5, "chance", style=":", color="k")], ylim=(0.4, 1.03))],
                  width=5.2, height=3.5)
@@ -66,7 +45,7 @@ def xor_figure(xr: XorResult, bayes):
     """Experiment 4, the XOR mixture: accuracy of gradient and random features against d, with the Bayes accuracy
     at each d (``bayes``: (len(dims),)) and chance."""
     curves = _sd_curves(xr.dims, {"gradient features": xr.accuracy[0], "random features": xr.accuracy[1]})
-    return _plot([Panel(curves + [Curve(xr.dims, bayes, "Bayes", "k--", kwargs={"lw": 1})],
+    return plot_panels([Panel(curves + [Curve(xr.dims, bayes, "Bayes", "k--", kwargs={"lw": 1})],
                         xlabel="dimension d", ylabel="test accuracy", xscale="log",
                         ticks_at_x=len(xr.dims) <= 6, guides=[Guide(0.5, "chance", style=":", color="k")],
                         ylim=(0.4, 1.03))], width=5.2, height=3.5)
@@ -75,7 +54,7 @@ def xor_figure(xr: XorResult, bayes):
 def multi_index_figure(mr: MultiIndexResult):
     """Experiment 6: the test MSE of gradient and random features against the width, with the zero predictor's."""
     curves = _sd_curves(mr.widths, {"gradient features": mr.test_mse[0], "random features": mr.test_mse[1]})
-    return _plot([Panel(curves, xlabel="units 4m", ylabel="test MSE", xscale="log",
+    return plot_panels([Panel(curves, xlabel="units 4m", ylabel="test MSE", xscale="log",
                         ticks_at_x=len(mr.widths) <= 6,
                         guides=[Guide(mr.baseline_mse, "zero predictor", style=":", color="k")], ylim=(0, 1.2))],
                  width=5.2, height=3.5)
@@ -84,7 +63,7 @@ def multi_index_figure(mr: MultiIndexResult):
 def cosine_figure(em: EmergenceResult, m: int):
     """Experiment 1: histograms of |cos(w, D)| at initialisation and after the first step, units 1..m (bias +b~)
     and m+1..2m (bias -b~)."""
-    return _fit_column(cosine_histograms({
+    return fit_to_column(cosine_histograms({
         "units 1..m (bias +b~)": {"initialisation": em.cos_init[:, :m], "after step 1": em.cos_step[:, :m]},
         "units m+1..2m (bias -b~)": {"initialisation": em.cos_init[:, m:], "after step 1": em.cos_step[:, m:]}}))
 
@@ -95,4 +74,5 @@ def parts_figure(parts, accuracy):
     mean, sd = seed_mean_sd(accuracy.cpu().numpy(), axis=-1)
     series = {"gradient features": mean[0], "random features": mean[1]}
     errors = {"gradient features": sd[0], "random features": sd[1]}
-    return _fit_column(grouped_bars([f"part {name}" for name in parts], series, ylabel="test accuracy", errors=errors))
+    bars = grouped_bars([f"part {name}" for name in parts], series, ylabel="test accuracy", errors=errors)
+    return fit_to_column(bars)

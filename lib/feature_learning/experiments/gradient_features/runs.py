@@ -63,8 +63,8 @@ from feature_learning.models.two_layer import (
     init_symmetric_sign,
 )
 from feature_learning.theory.gradient_features import majority_coefficient, sure_probability
+from feature_learning.training.first_steps import erasing_step, second_layer_gd
 from feature_learning.training.losses import hinge, squared
-from feature_learning.training.one_step import erasing_step, second_layer_gd
 
 
 # -- recipes -----------------------------------------------------------------------------------------------------------

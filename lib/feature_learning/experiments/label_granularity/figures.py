@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import torch
 
@@ -25,27 +23,7 @@ from feature_learning.experiments.label_granularity.sizes import (
 from feature_learning.experiments.label_granularity.summaries import hard_acc_curves, replica_curves
 from feature_learning.measure.statistics import mean_se
 from feature_learning.plotting.curves import Curve, Guide, Panel, patch_heatmaps, plot_panels
-from feature_learning.plotting.legibility import MIN_POINTS, texts
-
-
-def _plot(panels, **kwargs):
-    """:func:`plot_panels` with the legends at the book's smallest legible size (``plotting.legibility``)."""
-    rows = [panels] if isinstance(panels[0], Panel) else panels
-    return plot_panels([[dataclasses.replace(p, legend_size=MIN_POINTS) for p in row] for row in rows], **kwargs)
-
-
-def _fit_column(fig, width: float = 6.5, layout: str = "tight"):
-    """A figure drawn by a shared plotting function, made legible in the book's column: at most ``width`` inches
-    wide, no text under the smallest legible size (``plotting.legibility``); laid out again by ``layout``
-    ("tight", or "constrained" for a figure with a colour bar, which tight_layout misplaces)."""
-    w, h = fig.get_size_inches()
-    if w > width:
-        fig.set_size_inches(width, h)
-    for text in texts(fig):
-        if text.get_fontsize() < MIN_POINTS:
-            text.set_fontsize(MIN_POINTS)
-    fig.set_layout_engine(layout)
-    return fig
+from feature_learning.plotting.legibility import fit_to_column
 
 
 def empirical_panels() -> list[list[Panel]]:
@@ -104,7 +82,7 @@ def dynamics_figure(sweep: Sweep, model: PatchModel, k: int = 8):
     panels.append(Panel([Curve(coarse.steps[1:], replica_curves(coarse.ratio_curve())[1:], "measured", color="C0")],
                         title=f"coarse, k = {k}: growth ratio since init", xlabel="t",
                         ylabel=r"$\Delta A^*_{sub}/\Delta A^*_{common}$", xscale="log", guides=[Guide(1 / k, "1/k")]))
-    return _plot([panels[:2], panels[2:]], width=3.3, height=3.0)
+    return plot_panels([panels[:2], panels[2:]], width=3.3, height=3.0)
 
 
 def logtime_figure(lt: LogTime, k: int):
@@ -112,7 +90,7 @@ def logtime_figure(lt: LogTime, k: int):
     logarithmic-time law makes linear in t."""
     t = lt.runs["exact"].steps[1:]
     exact = lt.F_class["exact"]
-    return _plot([
+    return plot_panels([
         Panel([Curve(t, lt.F_class["exact"].mean(-1)[1:], "exact counts", color="C0"),
                Curve(t, lt.F_class["bernoulli"].mean(-1)[1:], "Bernoulli counts", color="C3")],
               title=f"coarse, k = {k}: own-class output on normal samples", xlabel="t", ylabel="$F_y$", xscale="log"),
@@ -135,7 +113,7 @@ def margins_figure(sweep: Sweep, summary: dict):
     ks_c = np.array(sweep.ks("coarse"), dtype=float)
     reference = summary[("coarse", 8)]["hard_margin"].mean() * 8 / ks_c
     curves.append(Curve(ks_c, reference, "∝ 1/k", ":", color="gray", kwargs={"lw": 0.8}))
-    return _plot([Panel(curves, title="margin F_y - F_y' on test samples", xlabel="k (subclasses per class)",
+    return plot_panels([Panel(curves, title="margin F_y - F_y' on test samples", xlabel="k (subclasses per class)",
                         ylabel="margin", xscale="log", yscale="log")], width=5.5, height=3.8)
 
 
@@ -147,14 +125,14 @@ def robustness_figure(sweep: Sweep, sw: SweepSizes):
                      Curve(rhos, hard_acc_curves(sweep, "fine", k), "fine labels (merged)", color="C1")],
                     title=f"k = {k}", xlabel=r"distractor $\rho$", ylabel="hard-sample accuracy",
                     guides=[Guide(0.5, "1/2")]) for k in sw.fine_ks]
-    return _plot([panels[i:i + 2] for i in range(0, len(panels), 2)], width=3.3, height=3.0, sharey=True)
+    return plot_panels([panels[i:i + 2] for i in range(0, len(panels), 2)], width=3.3, height=3.0, sharey=True)
 
 
 
 
 def samples_figure(example: dict[str, torch.Tensor]):
     """One normal and one hard sample of subclass (+, 0) as patch x feature heat maps (:func:`example_samples`)."""
-    return _fit_column(patch_heatmaps([("normal sample of (+, 1)", example["normal"]),
+    return fit_to_column(patch_heatmaps([("normal sample of (+, 1)", example["normal"]),
                                        ("hard sample of (+, 1)", example["hard"])]),
                        layout="constrained")
 
@@ -162,4 +140,4 @@ def samples_figure(example: dict[str, torch.Tensor]):
 def empirical_figures() -> dict[str, object]:
     """The source's tables as three figures (:func:`empirical_panels`), keyed by the chapter's glue names."""
     rows = zip(("inat", "imagenet", "cross"), empirical_panels(), strict=True)
-    return {key: _plot([[panel] for panel in row], width=6.5, height=3.4) for key, row in rows}
+    return {key: plot_panels([[panel] for panel in row], width=6.5, height=3.4) for key, row in rows}

@@ -1,4 +1,4 @@
-"""training/one_step.py: the erasing first step (W <- -eta grad, checked against autograd and against
+"""training/first_steps.py: the erasing first step (W <- -eta grad, checked against autograd and against
 eta a G for the hinge loss) and gradient descent on the second layer (against autograd, best iterate)."""
 
 import dataclasses
@@ -7,8 +7,8 @@ import torch
 
 from feature_learning.measure.gradient_features import simplified_gradient
 from feature_learning.models.two_layer import init_symmetric_gaussian
+from feature_learning.training.first_steps import erasing_step, second_layer_gd
 from feature_learning.training.losses import hinge, squared
-from feature_learning.training.one_step import erasing_step, second_layer_gd
 
 
 def net_and_data(gen):
