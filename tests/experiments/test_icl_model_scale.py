@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from feature_learning.book.profiles import differences, start_run
-from feature_learning.data.in_context import icl_classification_tokens, random_orthogonal
+from feature_learning.data.bases import random_orthogonal
+from feature_learning.data.in_context import icl_classification_tokens
 from feature_learning.experiments import icl_model_scale as ex
 from feature_learning.measure.in_context import icl_flip_accuracy
 from feature_learning.models.linear_attention import lsa_population_loss
