@@ -9,7 +9,7 @@ With weight decay lambda = 1/eta the update W - eta (grad + lambda W) is exactly
 the weights by the scaled negative gradient (eqs. (B.16)-(B.17)) and forgets the initialisation (Remark B.13).
 :func:`erasing_step` writes it as W <- -eta grad, never as a decay factor (1 - eta lambda), whose rounding can leave
 a trace of W^(0) in floating point (for eta = 49, (1/49) * 49 = 0.9999999999999999); eq. (4)'s steps set a decay
-factor within 1e-12 of zero to exactly zero (:func:`_decay`).
+factor within 1e-12 of zero to exactly zero (``_decay``).
 """
 
 
@@ -169,6 +169,7 @@ def full_batch_step(net: TwoLayerNet, x: torch.Tensor, y: torch.Tensor, step: St
 
 def two_steps(init: TwoLayerNet, x: torch.Tensor, y: torch.Tensor, steps: tuple[StepConfig, StepConfig],
               alpha: torch.Tensor | None = None) -> tuple[TwoLayerNet, TwoLayerNet]:
-    """The networks after steps 1 and 2 (full batch, in the dtype of ``init``: float32 in :func:`parity_program`)."""
+    """The networks after steps 1 and 2 (full batch, in the dtype of ``init``: float32 in
+    :func:`~.runs.parity_program`)."""
     one = full_batch_step(init, x, y, steps[0], alpha)
     return one, full_batch_step(one, x, y, steps[1], alpha)

@@ -83,7 +83,7 @@ def run_extension(size: ContaminationSizes, activation: str, generator: torch.Ge
                   device=None) -> dict[str, torch.Tensor]:
     """Fig. 3d / 10: concentric balls (radii 1 and 2) for the core, U[0,1] -> U[-1,0] background, a two-layer net with
     biases and both layers trained (PyTorch default init), AdamW, logistic loss (the source names no loss, step size or
-    decay: ours are in :class:`~feature_learning.experiments.feature_contamination.ExtensionSizes`). Returns the
+    decay: ours are in :class:`~.sizes.ExtensionSizes`). Returns the
     history (per replica)."""
     c, e = size.classification, size.extension
     data = ConcentricBalls(d_core=e.d_core, d_bg=e.d_bg)

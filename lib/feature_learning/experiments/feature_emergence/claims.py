@@ -157,7 +157,7 @@ THM2_NOT_TESTABLE = ("Theorem 2's floor p_o(1 − √(2N)B/2^k) is negative for 
 
 def prototype_claim(result: GroupResult, n_test: int, source_value: float) -> dict:
     """The ledger arguments of the network-accuracy claim under the prototype stage
-    (:func:`prototype_stage_experiment`), with the status its seeds earn: pass if every seed reaches 0.99, not
+    (:func:`~.runs.prototype_stage_experiment`), with the status its seeds earn: pass if every seed reaches 0.99, not
     reproduced if none does, inconclusive with the rate otherwise."""
     acc = result.test_acc["net"][:, 0]
     passes, runs = int((acc >= 0.99).sum()), acc.numel()

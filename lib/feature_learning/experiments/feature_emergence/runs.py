@@ -126,7 +126,7 @@ def parity_program(groups: list[Group], size: ParitySizes, run, *, stream: str =
     structure and 2 r + 1 without, sharing A and the initialisation; each seed of each group its own named stream
     (``run.generator(stream, group.name, seed)``) for A, the initialisation and the samples. Two full-batch steps
     (the schedule of Theorem 26), probes on the features after steps 1 and 2, then the classifier stage with the
-    fixed-feature baselines (:func:`classifier_stage`)."""
+    fixed-feature baselines (:func:`~.stage.classifier_stage`)."""
     task = SparseCodingTask(size.D, size.D, size.k, parity_set(size.k), p_o=size.p_o)
     sigma_tilde, gamma = task.sigma_tilde(), (1 - size.p_o) / 2
     inits, perps, vs, data, weighted, owners, As = [], [], [], [], [], [], []

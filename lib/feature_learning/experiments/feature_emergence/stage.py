@@ -104,7 +104,7 @@ def classifier_stage(two: TwoLayerNet, init: TwoLayerNet, data: dict[str, torch.
     without ``decay``). Runs in
     float32; ``data`` has x, y (train) and x_test,
     y_test, each batched over the replicas R, and optionally the class weights ``alpha`` (R, n) of the training
-    samples (:func:`class_weights`: the class-weighted hinge, for imbalanced classes; default 1)."""
+    samples (:func:`~.first_steps.class_weights`: the class-weighted hinge, for imbalanced classes; default 1)."""
     x, y, xt, yt = (data[key].float() for key in ("x", "y", "x_test", "y_test"))
     alpha = data["alpha"].float() if "alpha" in data else torch.ones_like(y)
     eta = FIRST_LAYER_FACTOR * stage_step(k, init.width // 2, steps)

@@ -7,10 +7,11 @@ here and stated in the chapter.
 
 Runs (each returns a dataclass of what the chapter shows and checks):
 
-* :func:`margin_run`           -- S1: the k-th power network on all of Z_p^k with the objective of Definition 4.1.
-* :func:`split_run`            -- S2: a random 50% split with the source's AdamW recipe.
-* :func:`grokking_sweep`       -- S3: one-layer transformers on a 50% split for each (k, p) (Figure 4.4).
-* :func:`attention_concentration` -- Figure 4.3's statistic on the sweep's attention matrices.
+* :func:`~.runs.margin_run`           -- S1: the k-th power network on all of Z_p^k with the objective of
+  Definition 4.1.
+* :func:`~.runs.split_run`            -- S2: a random 50% split with the source's AdamW recipe.
+* :func:`~.runs.grokking_sweep`       -- S3: one-layer transformers on a 50% split for each (k, p) (Figure 4.4).
+* :func:`~.runs.attention_concentration` -- Figure 4.3's statistic on the sweep's attention matrices.
 
 The package: ``sizes`` (the profiles, the notebook's (k, p) parameters and the recipes), ``runs`` (the trainers
 and the runs, in notebook order) and ``figures``; every public name is re-exported here.

@@ -37,7 +37,7 @@ from feature_learning.training.loop import OptimConfig, train
 
 
 class Convergence:
-    """The rate factor and stopping rule of :class:`NeedleTraining`: 1 until the running exact match reaches the
+    """The rate factor and stopping rule of :class:`~.sizes.NeedleTraining`: 1 until the running exact match reaches the
     target, then a cosine decay to 0 over ``cooldown`` steps, then stop."""
 
     def __init__(self, target: float, window: int, cooldown: int):

@@ -131,7 +131,8 @@ def robustness_figure(sweep: Sweep, sw: SweepSizes):
 
 
 def samples_figure(example: dict[str, torch.Tensor]):
-    """One normal and one hard sample of subclass (+, 0) as patch x feature heat maps (:func:`example_samples`)."""
+    """One normal and one hard sample of subclass (+, 0) as patch x feature heat maps
+    (:func:`~.runs.example_samples`)."""
     return fit_to_column(patch_heatmaps([("normal sample of (+, 1)", example["normal"]),
                                        ("hard sample of (+, 1)", example["hard"])]),
                        layout="constrained")

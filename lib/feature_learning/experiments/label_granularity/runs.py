@@ -5,7 +5,8 @@ granularity", arXiv 2023; theory in its appendices B-F).
 The theory simulation keeps the structure of appendix B (patch data, per-output neuron groups with frozen output
 weights, softmax cross-entropy, online SGD on exactly balanced fresh batches, the bias schedules of eqs. (7) and
 (93)) and replaces the asymptotic constants, which are unusable at d of a few dozen (ln^10(32) ~ 2.5e5), by knobs
-(:class:`PatchModel`): the threshold tau (theory sqrt((4 + 2 c0) ln d)), the bias divisor lambda (theory ln^5 d), the
+(:class:`~.sizes.PatchModel`): the threshold tau (theory sqrt((4 + 2 c0) ln d)), the bias divisor lambda (theory
+ln^5 d), the
 expected number of neurons above threshold per (output, feature) n_lucky (theory Theta(d^c0 / sqrt(ln d))), the
 per-patch noise norm sigma_zeta sqrt(d) (theory ln^-10 d). Values: the seed notes, section 4.9, with their
 recommended noise 0.05 and the safe pruning margin 0.4.

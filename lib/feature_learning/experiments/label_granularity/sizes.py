@@ -1,5 +1,5 @@
 """The sizes of the chapter "Pretraining label granularity" (ci, book, full), the model knobs
-(:class:`PatchModel`) and the source's printed tables (Sec. 4, appendix A), kept as data."""
+(:class:`~.sizes.PatchModel`) and the source's printed tables (Sec. 4, appendix A), kept as data."""
 
 from __future__ import annotations
 

@@ -3,15 +3,16 @@ recipes and runs.
 
 Four experiments, each a function returning a dataclass:
 
-1. :func:`~feature_learning.experiments.nuclear_norm.population` -- Sec. 6.4's model at infinite data: the ERM-l2
+1. :func:`~.runs.population` -- Sec. 6.4's model at infinite data: the ERM-l2
    optimum from the two-parameter reduction (E.10) on a Monte-Carlo sample of the block sums (common random numbers
    across lambda), the full d-dimensional optimum on a smaller sample (block-constant?), the ERM-rank optimum by
    exhaustive search over supports, and OOD accuracy against d - r with the CLT curve.
-2. :func:`~feature_learning.experiments.nuclear_norm.finite_sample` -- the full weight vector w trained on n samples:
+2. :func:`~.runs.finite_sample` -- the full weight vector w trained on n samples:
    ERM-l2, ERM-l1, IHT (ERM-rank) and ERM-NU (lambda ||Z_B diag(w)||_* / sqrt(B) on a mini-batch) with a batch larger
    and smaller than d, across lambda.
-3. :func:`toy_2d` -- the 2-D task of Sec. 6.3.1, Phi(x) = A x with a linear head, as specified.
-4. :func:`domain_analogue` -- ERM against ERM-NU with an MLP featurizer on a synthetic DomainBed analogue and on the
+3. :func:`~.runs.toy_2d` -- the 2-D task of Sec. 6.3.1, Phi(x) = A x with a linear head, as specified.
+4. :func:`~.runs.domain_analogue` -- ERM against ERM-NU with an MLP featurizer on a synthetic DomainBed analogue and
+   on the
    bundled digits with an environmental block, lambda x seeds as one batched program.
 
 The package: ``sizes`` (the profiles), ``runs`` (the four experiments), ``figures`` and ``source_map``; every public

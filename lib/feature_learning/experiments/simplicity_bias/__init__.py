@@ -7,7 +7,7 @@ mid-training features, here on a synthetic "simple plus complex" domino instead 
 book profiles keep the flow time of Sec. 6 (T = 512) with a larger step and fewer epochs.
 
 Every network is the bias-free ReLU :class:`~feature_learning.models.two_layer.TwoLayerNet` (W = the source's v_j,
-a = its u_j) trained by exact full-batch gradient descent on the logistic loss (:func:`logistic_gd`), in float64:
+a = its u_j) trained by exact full-batch gradient descent on the logistic loss (:func:`~.runs.logistic_gd`), in float64:
 the four-neuron schedule reaches step sizes of 2^30 and losses of 1e-14. Networks of different widths train as
 replicas of one batch, padded with zero neurons (:func:`~feature_learning.models.two_layer.pad_width`).
 
