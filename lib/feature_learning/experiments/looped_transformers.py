@@ -24,7 +24,7 @@ from feature_learning.models.linear_attention import (
     prompt_matrix,
 )
 from feature_learning.plotting.curves import Curve, Guide, Panel, plot_panels
-from feature_learning.plotting.legibility import COLUMN_INCHES, MIN_POINTS
+from feature_learning.plotting.legibility import COLUMN_INCHES
 from feature_learning.theory import looped as theory
 from feature_learning.training.loop import OptimConfig, train
 
@@ -511,7 +511,7 @@ def figure_81_figure(result: Figure81):
                            kwargs=thick)],
                     f"n={p.n}, mean kappa={float(p.kappa.mean()):.2f}", "loop t",
                     r"$\ln(\|\theta^{(t)}-\theta^*\|^2/\|\theta^*\|^2)$" if i == 0 else "", ylim=(-250, 5),
-                    legend="lower left" if i == 0 else None, legend_size=MIN_POINTS)
+                    legend="lower left" if i == 0 else None)
               for i, p in enumerate(result.panels)]
     rows = [panels[k:k + 2] for k in range(0, len(panels), 2)]  # two panels a row: the book's column is 6.65 in
     return plot_panels(rows, width=(COLUMN_INCHES - 0.05) / 2, height=3.2, sharey=True)
@@ -524,7 +524,7 @@ def error_against_context_figure(rows: list[ContextRow], loops: int, target: flo
     panel = Panel([Curve(ns, [float(r.error.median()) for r in mine], f"median error, T={loops}", "o-"),
                    Curve(ns, [float(r.bound.median()) for r in mine], r"median bound $e^{-T/(2\kappa)}$", "s--")],
                   xlabel="context size n", ylabel=r"$|\langle TF,\theta^*\rangle-\alpha|$",
-                  guides=[Guide(target, style="-")], xscale="log", yscale="log", legend_size=MIN_POINTS)
+                  guides=[Guide(target, style="-")], xscale="log", yscale="log")
     return plot_panels([panel], width=5.0, height=3.4)
 
 

@@ -42,7 +42,7 @@ def accuracy_figure(panels: list[tuple[str, GroupResult, tuple[int, ...]]], ylim
         if result.group.negative_ratio is not None:
             guides.append(Guide(float(result.majority[0, 0]), style="-.", color="k"))
         out.append(Panel(curves, title, "step", "test accuracy" if i % COLUMNS == 0 else "", guides,
-                         legend="lower right" if i == 0 else None, legend_size=legibility.MIN_POINTS))
+                         legend="lower right" if i == 0 else None))
     out = [dataclasses.replace(panel, ylim=(low, ylim[1])) for panel in out]
     rows = [out[i:i + COLUMNS] for i in range(0, len(out), COLUMNS)]
     width = legibility.COLUMN_INCHES / min(COLUMNS, len(out))
@@ -81,5 +81,5 @@ def injection_figure(result: InjectionResult):
                     spread="sd"),
               Curve(result.step, result.real_acc[:, :, 1], "digits-only student: digits", "--", "k", spread="sd")]
     return legibility.fit_to_column(plot_panels([Panel(curves, "", "step", "test accuracy", [Guide(0.5, style=":")],
-                                       ylim=(0.0, 1.02), legend="lower right", legend_size=legibility.MIN_POINTS)],
+                                       ylim=(0.0, 1.02), legend="lower right")],
                                 width=legibility.COLUMN_INCHES, height=3.6))

@@ -21,8 +21,7 @@ def margin_figure(result: MarginRun):
     panel = Panel([Curve(h["step"], result.ratio.clamp_min(-0.2), "trained network", color="C0")],
                   f"k={result.k}, p={result.p}, m={result.recipe.width}: margin approaches the bound",
                   "training step", r"normalised margin / $\gamma^*$",
-                  [Guide(1.0, r"$\gamma^*$ (Theorem 4.9)", color="k")], ylim=(-0.2, 1.1), legend="lower right",
-                  legend_size=9)
+                  [Guide(1.0, r"$\gamma^*$ (Theorem 4.9)", color="k")], ylim=(-0.2, 1.1), legend="lower right")
     return plot_panels([panel], width=6.5, height=3.4)
 
 
@@ -47,7 +46,7 @@ def split_figure(result: SplitRun):
     panel = Panel([Curve(h["step"], h["train_acc"], "train", color="C0"),
                    Curve(h["step"], h["test_acc"], "test (held-out half)", color="C3")],
                   f"k={result.k}, p={result.p}: 50% split", "training step", "accuracy", ylim=(0, 1.02),
-                  legend="lower right", legend_size=9)
+                  legend="lower right")
     return plot_panels([panel], width=6.5, height=3.4)
 
 
@@ -63,7 +62,7 @@ def grokking_figure(grok: dict[int, GrokRun]):
     panels = [Panel([Curve(g.trained.history["step"], g.trained.history["train_acc"], "train", color="C0"),
                      Curve(g.trained.history["step"], g.trained.history["test_acc"], "validation", color="C3")],
                     f"k={g.k}, p={g.p}", "training step", "accuracy" if i == 0 else "", ylim=(0, 1.02),
-                    legend="lower right" if i == 0 else None, legend_size=9)
+                    legend="lower right" if i == 0 else None)
               for i, g in enumerate(grok.values())]
     return plot_panels(panels, width=6.6 / len(panels), height=3.4, sharey=True)
 

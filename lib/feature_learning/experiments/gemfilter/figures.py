@@ -27,7 +27,7 @@ def training_figure(history: dict[str, torch.Tensor], converged_at: int | None =
         Panel([Curve(steps, history["loss"][1:])], xlabel="step", ylabel="training loss (answer tokens)",
               yscale="log", guides=converged),
         Panel([Curve(steps, history["exact"][1:])], xlabel="step", ylabel="exact match, training batch",
-              guides=[Guide(0.25, "one of four needles", style=":"), *converged], ylim=(0, 1.02), legend_size=9),
+              guides=[Guide(0.25, "one of four needles", style=":"), *converged], ylim=(0, 1.02)),
     ], width=3.3, height=3.0)
 
 
@@ -51,8 +51,7 @@ def layers_figure(model: RopeDecoder, probe: Probe, loc: Localisation, k: int):
     draw_panel(axes[2], Panel([Curve(layers, loc.points, "last row points at needle (ask-last)", "o-"),
                                Curve(layers, loc.points_key_last, "same, key-last layout", "s--"),
                                Curve(layers, loc.kept, f"needle kept in top-{k} (ask-last)", "^:")],
-                              xlabel="layer r", ylabel="fraction of prompts", ylim=(0, 1.05), ticks_at_x=True,
-                              legend_size=9))
+                              xlabel="layer r", ylabel="fraction of prompts", ylim=(0, 1.05), ticks_at_x=True))
     fig.tight_layout()
     return fig
 
@@ -70,8 +69,7 @@ def filter_layer_figure(layer_acc: np.ndarray, layer_se: np.ndarray, all_kv: flo
     source = sorted(table)
     return plot_panels([
         Panel([Curve(layers, layer_acc, "GemFilter", "o-", yerr=layer_se)], guides=[Guide(all_kv, "All KV")],
-              xlabel="filter layer r", ylabel="exact match", ylim=(0, 1.05), title="our decoder", ticks_at_x=True,
-              legend_size=9),
+              xlabel="filter layer r", ylabel="exact match", ylim=(0, 1.05), title="our decoder", ticks_at_x=True),
         Panel([Curve(source, [table[layer][1] for layer in source], style="o-")],
               xlabel="filter layer (0-based, as in the source)", ylabel="LongBench average",
               title="source: LLaMA 3.1 8B\n(source Table 9.2)"),
@@ -87,5 +85,5 @@ def speedup_figure(rows: list[TimingRow], limits: dict[str, tuple[float, str]], 
               Curve(lengths, full_layer, "authors': layer r* in full", "s--")]
     return plot_panels([Panel(curves, guides=guides,
                               xlabel="prompt length", ylabel="prompt-phase speed-up", xscale="log", ylim=(0, None),
-                              ticks_at_x=True, legend_size=9)], width=5.5, height=3.4)
+                              ticks_at_x=True)], width=5.5, height=3.4)
 

@@ -17,11 +17,10 @@ from feature_learning.experiments.icl_model_scale.runs import (
 from feature_learning.experiments.icl_model_scale.transformers import TransformerSweep
 from feature_learning.measure.statistics import mean_se
 from feature_learning.plotting.curves import Curve, Guide, Panel, plot_panels
-from feature_learning.plotting.legibility import COLUMN_INCHES, MIN_POINTS
+from feature_learning.plotting.legibility import COLUMN_INCHES
 from feature_learning.theory import icl as theory
 
 COLUMN = COLUMN_INCHES - 0.05  # a figure as wide as the book's column (two panels side by side at most)
-LEGEND = MIN_POINTS  # the smallest legible font at that width
 
 
 def training_figure(exact: Training, sgd: Training, st: Setting):
@@ -46,10 +45,9 @@ def training_figure(exact: Training, sgd: Training, st: Setting):
         Panel(image=st.eigen(exact.U[-1]), title=rf"$Q^\top UQ$, exact loss, r={exact.ranks[-1]}"),
         Panel(image=st.eigen(sgd.U[0, -1]), title=rf"$Q^\top UQ$, SGD on prompts, r={sgd.ranks[-1]}"),
     ], [
-        Panel(diagonals, xlabel="eigen-direction i", legend_size=LEGEND,
+        Panel(diagonals, xlabel="eigen-direction i",
               ylabel=r"$(Q^\top U Q)_{ii}$: exact (o), SGD (x), $v_i^*$ (-)"),
-        Panel(errors, xlabel="rank r", ylabel="relative error", yscale="log", guides=[Guide(5e-2, style="-")],
-              legend_size=LEGEND),
+        Panel(errors, xlabel="rank r", ylabel="relative error", yscale="log", guides=[Guide(5e-2, style="-")]),
     ]], width=COLUMN / 2, height=3.3)
 
 
@@ -60,10 +58,10 @@ def risk_figure(rs: RiskSweep):
         curves.append(Curve(rs.ranks, rs.mean[0, j], f"MC, sigma={sigma}", "o", f"C{j}", yerr=2 * rs.se[0, j]))
         curves.append(Curve(rs.ranks, rs.closed[0, j], style="-", color=f"C{j}"))
     return plot_panels([
-        Panel(curves, xlabel="rank r", ylabel=f"evaluation risk, M={rs.Ms[0]}", legend_size=LEGEND),
+        Panel(curves, xlabel="rank r", ylabel=f"evaluation risk, M={rs.Ms[0]}"),
         Panel([Curve(rs.ranks, th, r"closed form $\sum_{i\leq r}a_i^2/M$", "k-"),
                Curve(rs.ranks, mc, "MC slope", "o", yerr=2 * mc_se)],
-              xlabel="rank r", ylabel=r"d risk / d $\sigma^2$", legend_size=LEGEND),
+              xlabel="rank r", ylabel=r"d risk / d $\sigma^2$"),
     ], width=COLUMN / 2, height=3.4)
 
 
@@ -73,7 +71,7 @@ def best_rank_figure(tr: Tradeoff):
         curves.append(Curve(tr.ranks, tr.ew_closed[j], f"sigma={sigma}, best r={tr.best_closed[j]}", "-", f"C{j}"))
         curves.append(Curve(tr.ranks, tr.ew_mean[j], style="o", color=f"C{j}", yerr=2 * tr.ew_se[j],
                             kwargs={"ms": 3}))
-    return plot_panels([Panel(curves, xlabel="rank r", ylabel=r"$\mathbb{E}_w$ risk, M=16", legend_size=LEGEND)],
+    return plot_panels([Panel(curves, xlabel="rank r", ylabel=r"$\mathbb{E}_w$ risk, M=16")],
                        width=5.2, height=3.4)
 
 
@@ -84,8 +82,8 @@ def flips_figure(fs: FlipSweep):
         risk.append(Curve(fs.flips, fs.mean[:, k], f"MC, r={r}", "o", f"C{k}"))
         acc.append(Curve(fs.flips, fs.accuracy[:, k], f"r={r}", "o-", f"C{k}"))
     return plot_panels([
-        Panel(risk, xlabel="fraction of flipped context labels", ylabel="risk, M=16", legend_size=LEGEND),
-        Panel(acc, xlabel="fraction of flipped context labels", ylabel="sign accuracy", legend_size=LEGEND),
+        Panel(risk, xlabel="fraction of flipped context labels", ylabel="risk, M=16"),
+        Panel(acc, xlabel="fraction of flipped context labels", ylabel="sign accuracy"),
     ], width=COLUMN / 2, height=3.2)
 
 
@@ -95,17 +93,17 @@ def scores_figure(sc: ScoreSweep):
         curves.append(Curve(sc.ranks, sc.closed[k], name, "-", f"C{k}"))
         curves.append(Curve(sc.ranks, sc.mean[k], style="o", color=f"C{k}", yerr=2 * sc.se[k], kwargs={"ms": 3}))
     ylabel = r"$\mathbb{E}(\mathbf{x}^\top U_r^*\mathbf{x}_q)^2$"
-    return plot_panels([Panel(curves, xlabel="rank r", ylabel=ylabel, legend_size=LEGEND)], width=5.2, height=3.4)
+    return plot_panels([Panel(curves, xlabel="rank r", ylabel=ylabel)], width=5.2, height=3.4)
 
 
 def parity_figure(pr: ParityRobustness, con: Constructions):
     names = (f"small, m={2 * (con.nu1 + 1)}", f"large, m={2 * (con.nu2 + 1)}")
     return plot_panels([
         Panel([Curve(pr.Ms, pr.accuracy[:, k], names[k], st) for k, st in enumerate(("o-", "s-"))],
-              xscale="log", xlabel="context length M", ylabel="accuracy on S1 tasks", legend_size=LEGEND),
+              xscale="log", xlabel="context length M", ylabel="accuracy on S1 tasks"),
         Panel([Curve(pr.flips, pr.flip_accuracy[:, k], names[k].split(",")[0], st)
                for k, st in enumerate(("o-", "s-"))],
-              xlabel="fraction of flipped context labels (M=64)", ylabel="accuracy", legend_size=LEGEND),
+              xlabel="fraction of flipped context labels (M=64)", ylabel="accuracy"),
     ], width=COLUMN / 2, height=3.2)
 
 
@@ -119,8 +117,8 @@ def transformer_flips_figure(ts: TransformerSweep):
     half, half_se = mean_se(ts.drop_half, axis=-1)
     return plot_panels([
         Panel(curves, guides=[Guide(0.5, style="-")], xlabel="fraction of flipped context labels (M=16)",
-              ylabel="accuracy against the true label", legend_size=LEGEND),
+              ylabel="accuracy against the true label"),
         Panel([Curve(ts.params, drop, "p = 0 -> 1", "o-", yerr=2 * drop_se),
                Curve(ts.params, half, "p = 0 -> 0.5", "s--", yerr=2 * half_se)],
-              xscale="log", xlabel="parameters", ylabel="accuracy drop", legend_size=LEGEND),
+              xscale="log", xlabel="parameters", ylabel="accuracy drop"),
     ], width=COLUMN / 2, height=3.6)

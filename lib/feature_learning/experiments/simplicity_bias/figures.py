@@ -73,7 +73,7 @@ def probe_figure(result: DominoResult):
         return Panel([Curve(result.checkpoints, curves[:, :S], "small init (×2^-7)", "o-", spread="sd",
                             kwargs={"ms": 3}),
                       Curve(result.checkpoints, curves[:, S:], "standard init", "o-", spread="sd", kwargs={"ms": 3})],
-                     title, "training epoch of the features", ylabel, yscale=yscale, legend_size=9)
+                     title, "training epoch of the features", ylabel, yscale=yscale)
 
     columns = [[panel(100 * result.accuracy[name], "OOD probe accuracy (%)", f"probe {name}"),
                 panel(result.rms[name], "probe coefficient RMS", yscale="log")] for name in result.accuracy]
