@@ -201,12 +201,7 @@ def test_no_code_cell_is_over_the_limit(notebook):
 # Chapters that still name parts of their sizes with short aliases (`p = size.population`): open in issue 24, each
 # to be replaced by `size.<part>` (the rewrite pushes lines over the length limit and needs re-wrapping). Strict: a
 # chapter that is fixed passes and must leave this list.
-ALIAS_DEBT = {"gradient_features", "feature_contamination", "label_granularity", "gemfilter", "nuclear_norm"}
-
-
-@pytest.mark.parametrize("notebook", [pytest.param(nb, marks=pytest.mark.xfail(
-    strict=True, reason="issue 24: aliases for parts of the sizes still to replace")) if nb.stem in ALIAS_DEBT else nb
-    for nb in NOTEBOOKS], ids=str)
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=str)
 def test_ledger_and_sizes_have_one_alias(notebook):
     sizes = chapter_sizes(notebook)
     found = {i: v for i, _, source in code_cells(ROOT / notebook) if (v := alias_violations(source, sizes))}
