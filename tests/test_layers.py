@@ -51,7 +51,7 @@ def imported_modules(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            # "from feature_learning.measure import contamination" imports the submodule
+            # "from feature_learning.measure import fourier" imports the submodule
             names = [f"{node.module}.{alias.name}" if exists(f"{node.module}.{alias.name}") else node.module
                      for alias in node.names]
         else:
@@ -94,11 +94,11 @@ def test_no_module_imports_from_a_higher_layer():
 def test_the_layer_check_sees_an_upward_import(tmp_path):
     """The parser finds imports inside functions and submodule imports written as ``from package import name``."""
     path = tmp_path / "probe.py"
-    path.write_text("def f():\n    from feature_learning.measure import contamination\n"
+    path.write_text("def f():\n    from feature_learning.measure import fourier\n"
                     "    import feature_learning.training.loop\n")
     found = imported_modules(path)
-    assert found == {"feature_learning.measure.contamination", "feature_learning.training.loop"}
-    assert layer("feature_learning.measure.contamination") > layer("feature_learning.data.xor")
+    assert found == {"feature_learning.measure.fourier", "feature_learning.training.loop"}
+    assert layer("feature_learning.measure.fourier") > layer("feature_learning.data.xor")
 
 
 def test_one_order_in_contributing_readme_and_the_package():

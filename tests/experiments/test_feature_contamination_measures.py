@@ -1,12 +1,12 @@
-"""measure/contamination.py: activation rates (Monte Carlo and exact), feature weights, class correlations and the
-feature-wise gradients of Zhang et al. (ICML 2024)."""
+"""experiments/feature_contamination/measures.py: activation rates (Monte Carlo and exact), feature weights, class
+correlations and the feature-wise gradients of Zhang et al. (ICML 2024)."""
 
 import math
 
 import torch
 
 from feature_learning.data.structured_features import StructuredFeatures
-from feature_learning.measure import contamination as measure
+from feature_learning.experiments.feature_contamination import measures as measure
 from feature_learning.models.two_layer import init_fixed_output
 from feature_learning.training.losses import hinge
 

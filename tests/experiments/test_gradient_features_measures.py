@@ -1,8 +1,8 @@
-"""measure/gradient_features.py: the simplified gradient against a loop over examples, cones, kinks."""
+"""experiments/gradient_features/measures.py: the simplified gradient against a loop over examples, cones, kinks."""
 
 import torch
 
-from feature_learning.measure.gradient_features import (
+from feature_learning.experiments.gradient_features.measures import (
     abs_cosine,
     cone_fractions,
     in_cone,

@@ -1,12 +1,13 @@
-"""training/bias_schedule.py: eqs. (7) and (93) as gradient-descent steps on a pseudo-gradient of the bias."""
+"""experiments/label_granularity/bias_schedule.py: eqs. (7) and (93) as gradient-descent steps on a pseudo-gradient of
+the bias."""
 
 import math
 
 import torch
 
 from feature_learning.data.multiview_patches import MultiViewPatches
+from feature_learning.experiments.label_granularity.bias_schedule import bias_pseudo_gradient, train_bias_schedule
 from feature_learning.models.patch_conv import init_thresholded
-from feature_learning.training.bias_schedule import bias_pseudo_gradient, train_bias_schedule
 
 D = torch.float64
 

@@ -5,7 +5,7 @@ import dataclasses
 
 import torch
 
-from feature_learning.measure.gradient_features import simplified_gradient
+from feature_learning.experiments.gradient_features.measures import simplified_gradient
 from feature_learning.models.two_layer import init_symmetric_gaussian
 from feature_learning.training.first_steps import erasing_step, second_layer_gd
 from feature_learning.training.losses import hinge, squared

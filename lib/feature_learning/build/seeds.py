@@ -210,6 +210,27 @@ def load_full_runs(folder: Path | None = None) -> dict[str, dict]:
     return {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
 
 
+LEDGER_FIELDS = ("measured", "se", "null", "status", "kind", "relation", "source_value")
+
+
+def ledger_differences(old: dict, new: dict) -> list[str]:
+    """Claim by claim, what differs between two ledgers (a chapter's ``_claims/<chapter>.json`` from the executor or a
+    seed run's record with its ``ledger``): claims only in one, and each of :data:`LEDGER_FIELDS` that changed, as
+    ``"<id>.<field>: old -> new"``; a changed source map is one line. Empty when a refactor left the numbers alone."""
+    old, new = old.get("ledger", old), new.get("ledger", new)
+    before, after = ({c["id"]: c for c in d["claims"]} for d in (old, new))
+    out = []
+    for cid in sorted(before.keys() | after.keys()):
+        if cid not in before or cid not in after:
+            out.append(f"{cid}: only in the {'new' if cid in after else 'old'} ledger")
+            continue
+        out += [f"{cid}.{key}: {before[cid].get(key)!r} -> {after[cid].get(key)!r}"
+                for key in LEDGER_FIELDS if before[cid].get(key) != after[cid].get(key)]
+    if json.dumps(old.get("sources", []), sort_keys=True) != json.dumps(new.get("sources", []), sort_keys=True):
+        out.append("the source map differs")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -228,7 +249,15 @@ def main(argv: list[str] | None = None) -> int:
     keep = sub.add_parser("keep-full", help="store full-profile run records as results/full/<chapter>.json")
     keep.add_argument("records", type=Path, nargs="+")
     keep.add_argument("--out", type=Path, default=None, help="default: <project root>/results/full")
+    diff = sub.add_parser("diff", help="compare two ledgers claim by claim (exit 1 if anything differs)")
+    diff.add_argument("old", type=Path)
+    diff.add_argument("new", type=Path)
     args = parser.parse_args(argv)
+    if args.command == "diff":
+        old, new = (json.loads(p.read_text()) for p in (args.old, args.new))
+        lines = ledger_differences(old, new)
+        print("\n".join(lines + [f"{len(new.get('ledger', new)['claims'])} claims compared; {len(lines)} differences"]))
+        return 1 if lines else 0
     if args.command == "keep-full":
         paths = keep_full_runs([json.loads(p.read_text()) for p in args.records],
                                args.out or project_root() / "results" / "full")

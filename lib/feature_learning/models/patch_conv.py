@@ -10,7 +10,7 @@ W (R, C, m, d), b (R, C, m); inputs X (R, N, P, d); outputs F (R, N, C).
 The loss is the softmax cross-entropy of eq. (4); :meth:`PatchConvNet.loss` is its mean over the batch divided by P,
 whose gradient is exactly the step of eq. (5) divided by eta: (1/(NP)) sum_n (logit_c(X_n) - 1{y_n = c})
 sum_p relu'(<w, x_np> + b) x_np with relu'(z) = 1{z > 0} (:meth:`PatchConvNet.gradient`, tested against autograd).
-The bias is not trained by gradient: :mod:`feature_learning.training.bias_schedule` moves it.
+The bias is not trained by gradient: :mod:`feature_learning.experiments.label_granularity.bias_schedule` moves it.
 
 Initialisation (appendix B.3): w ~ N(0, sigma0^2 I_d), b = -tau sigma0 (the source's tau is sqrt((4 + 2 c0) ln d)
 for coarse and sqrt((2 + 2 c0) ln d) for fine labels; at small d it is a knob). A neuron whose initial projections

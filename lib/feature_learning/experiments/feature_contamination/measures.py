@@ -123,9 +123,8 @@ def uniform_sum_nonnegative(c: torch.Tensor, points: int = 512, span: float = 16
 @torch.no_grad()
 def exact_activation_rates(net, d_core: int, chunk: int = 256) -> tuple[torch.Tensor, torch.Tensor]:
     """(p_pos, p_neg), each (R, m): the exact Pr[<w_k, x> >= 0 | y = +-sign(a_k)] under Definition 3.1 with U[0, 1]
-    features (appendix F.1), by :func:`~feature_learning.measure.contamination.uniform_sum_nonnegative`: given y, <w_k,
-    x> = sum_j c_j z_j with c_j = y w_kj on the core and w_kj on the background. The Monte-Carlo counterpart is
-    :func:`~feature_learning.measure.contamination.class_activation_rates`."""
+    features (appendix F.1), by :func:`uniform_sum_nonnegative`: given y, <w_k, x> = sum_j c_j z_j with c_j = y w_kj
+    on the core and w_kj on the background. The Monte-Carlo counterpart is :func:`class_activation_rates`."""
     W = net.W.detach().double()
     s = neuron_signs(net).double().unsqueeze(-1)
     out = []

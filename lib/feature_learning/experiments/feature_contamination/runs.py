@@ -12,12 +12,12 @@ import torch
 
 from feature_learning.book.profiles import Run
 from feature_learning.data.structured_features import StructuredFeatures
+from feature_learning.experiments.feature_contamination import measures as measure
 from feature_learning.experiments.feature_contamination.sizes import (
     WEIGHT_DECAY,
     ClassificationSizes,
     ContaminationSizes,
 )
-from feature_learning.measure import contamination as measure
 from feature_learning.measure.metrics import risk, sign_accuracy
 from feature_learning.measure.statistics import binomial_se, mean_se
 from feature_learning.models.two_layer import TwoLayerNet, init_fixed_output

@@ -40,6 +40,12 @@ from feature_learning.data.gaussian_mixture import (
 )
 from feature_learning.data.multi_index import multi_index_sample
 from feature_learning.data.parity import StructuredParity, part_names, uniform_parity
+from feature_learning.experiments.gradient_features.measures import (
+    abs_cosine,
+    cone_fractions,
+    kinks,
+    simplified_gradient,
+)
 from feature_learning.experiments.gradient_features.sizes import (
     GAMMAS,
     LR_FACTOR,
@@ -53,7 +59,6 @@ from feature_learning.experiments.gradient_features.sizes import (
     XorSizes,
 )
 from feature_learning.measure.geometry import subspace_alignment
-from feature_learning.measure.gradient_features import abs_cosine, cone_fractions, kinks, simplified_gradient
 from feature_learning.measure.metrics import sign_accuracy
 from feature_learning.measure.probes import logistic_probe, ridge_probe
 from feature_learning.models.two_layer import (

@@ -31,6 +31,7 @@ from feature_learning.data.multiview_patches import (
     oversplit_labels,
     random_sublabels,
 )
+from feature_learning.experiments.label_granularity.bias_schedule import train_bias_schedule
 from feature_learning.experiments.label_granularity.sizes import (
     LABELS,
     GranularitySizes,
@@ -41,7 +42,6 @@ from feature_learning.measure.lucky_neurons import level_crossing, responding, s
 from feature_learning.measure.statistics import ls_slope
 from feature_learning.models.patch_conv import PatchConvNet, init_thresholded, merge_heads, width_for_lucky
 from feature_learning.theory.label_granularity import expected_singly_lucky, log_time_constant
-from feature_learning.training.bias_schedule import train_bias_schedule
 
 
 # ---- one training run ---------------------------------------------------------------------------------------------
