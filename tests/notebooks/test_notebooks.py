@@ -9,6 +9,7 @@ import dataclasses
 import importlib
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -206,3 +207,13 @@ def test_ledger_and_sizes_have_one_alias(notebook):
     sizes = chapter_sizes(notebook)
     found = {i: v for i, _, source in code_cells(ROOT / notebook) if (v := alias_violations(source, sizes))}
     assert not found, f"{notebook}: write `ledger, size = chapter.ledger, chapter.size` (cell index: uses): {found}"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=str)
+def test_every_figure_is_cited_from_the_prose(notebook):
+    """Each glued figure's name is used by a {numref} in its chapter (issue 23: figures cross-linked)."""
+    text = (ROOT / notebook).read_text()
+    names = re.findall(r"\{glue:figure\}[^\n]*\\n\",\s*\":name: ([\w-]+)", text)
+    assert names, f"{notebook}: no named figure found"
+    unreferenced = [name for name in names if f"{{numref}}`{name}`" not in text]
+    assert not unreferenced, f"{notebook}: figures never cited with {{numref}}: {unreferenced}"
