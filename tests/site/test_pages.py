@@ -133,6 +133,29 @@ def test_chapter_page_reads_as_a_reader_sees_it(page, site_url, chapter, screens
     assert "ledger." not in code and ".source(" not in code, "ledger calls shown unfolded: tag their cells hide-input"
 
 
+# Header cells of every claims table and the kind cells of the ledgers, each with the number of lines its text takes
+# on the page (a word cut across lines, "kin|d" or "consist|ency", makes two).
+CLAIMS_TABLE_LINES_JS = """() => {
+  const lines = e => { const r = document.createRange(); r.selectNodeContents(e);
+                       return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size; };
+  const shown = e => e.offsetParent !== null && !e.closest('details:not([open])');
+  const cells = [...document.querySelectorAll('main table.claims-table th')].filter(shown)
+    .concat([...document.querySelectorAll('main table.claims-table:not(.source-map) td:nth-child(2)')].filter(shown));
+  return cells.map(e => [e.innerText.trim(), lines(e)]);
+}"""
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_claims_table_columns_fit_their_words(page, site_url, chapter):
+    """Column heads and kinds are single words: each sits on one line (the cell output's fixed table layout once cut
+    them mid-word)."""
+    page.goto(f"{site_url}/{chapter.with_suffix('.html').as_posix()}", wait_until="load")
+    cells = page.evaluate(CLAIMS_TABLE_LINES_JS)
+    assert cells, "no claims table on the page"
+    broken = sorted({text for text, n in cells if n > 1 and " " not in text})
+    assert not broken, f"words broken across lines in claims tables: {broken}"
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
 def test_figures_are_shown_at_their_natural_width(page, site_url, chapter):
     """A figure's fonts were checked at its natural width scaled to the column (plotting.legibility); the page must
