@@ -224,7 +224,7 @@ def test_headline_counts_source_results_not_claims():
     assert led.source_map_errors() == []
     assert source_headline(led.to_json()) == (
         "2 of 6 source results reproduced (1 on analogues); 1 not reproduced; 0 inconclusive; 1 not testable here; "
-        "0 errata; 1 not attempted; 1 theorem verifications and 1 of 1 predictions of ours pass.")
+        "0 errata; 1 not attempted; 1 theorem verification and 1 of 1 predictions of ours pass.")
     assert headline(led.to_json()["claims"]).startswith("Claims: 4 reproduction (1 not reproduced, 1 not testable, "
                                                         "2 pass)")
 
@@ -351,3 +351,10 @@ def test_execution_table_reads_each_chapters_glued_run_time(tmp_path):
     assert rows[0][1:] == ["book, seed 1, cpu", led["written"].replace("T", " ")[:16] + " UTC", "84 s",
                            "every claim holds"]
     assert rows[1][3] == "not executed in this build" and rows[1][1] == "no ledger"
+
+
+def test_headline_leaves_out_the_predictions_of_a_chapter_that_makes_none():
+    led = _mapped_ledger()
+    data = led.to_json()
+    data["claims"] = [c for c in data["claims"] if c.get("kind") != "prediction"]
+    assert source_headline(data).endswith("1 not attempted; 1 theorem verification pass.")

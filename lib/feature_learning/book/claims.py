@@ -558,7 +558,8 @@ def source_tally(ledgers: list[dict]) -> dict[str, int]:
 
 def source_headline(*ledgers: dict) -> str:
     """"N of M source results reproduced (K on analogues); J not reproduced; I inconclusive; U not testable here;
-    E errata; A not attempted; V theorem verifications and P predictions of ours pass"."""
+    E errata; A not attempted; V theorem verifications and P of Q predictions of ours pass" (the predictions left out
+    where the chapter makes none)."""
     counts = source_tally(list(ledgers))
     total = sum(counts.values())
     analogue = counts["reproduced on an analogue"]
@@ -571,8 +572,9 @@ def source_headline(*ledgers: dict) -> str:
              f"{counts['not reproduced']} not reproduced", f"{counts['inconclusive']} inconclusive",
              f"{counts['not testable here']} not testable here", f"{counts['erratum']} errata",
              f"{counts['not attempted']} not attempted",
-             f"{counts['verified']} theorem verifications and {passing_predictions} of {len(predictions)} "
-             "predictions of ours pass"]
+             f"{counts['verified']} theorem verification{'' if counts['verified'] == 1 else 's'}"
+             + (f" and {passing_predictions} of {len(predictions)} predictions of ours pass" if predictions
+                else " pass")]
     text = "; ".join(parts)
     if failing:
         text += f"; {len(failing)} claims FAILING"
