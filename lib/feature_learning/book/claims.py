@@ -476,7 +476,7 @@ def claim_cells(claim: dict) -> list[str]:
     source = format_value(claim["source_value"]) if claim.get("source_value") is not None else "—"
     note = status_note(claim)
     return [
-        f"<code>{html.escape(claim['id'])}</code><br>{statement}<br><small>{html.escape(claim['where'])}</small>",
+        f"{code_id(claim['id'])}<br>{statement}<br><small>{html.escape(claim['where'])}</small>",
         html.escape(claim.get("kind", "?")),
         html.escape(source),
         html.escape(_ours(claim)),
@@ -484,6 +484,12 @@ def claim_cells(claim: dict) -> list[str]:
         html.escape(claim["relation"]),
         badge(claim["status"]) + (f"<br><small>{html.escape(note)}</small>" if note else ""),
     ]
+
+
+def code_id(claim_id: str) -> str:
+    """A claim id as HTML code that may wrap after each underscore (``<wbr>``), so that long ids do not widen a
+    claims table past the page's column."""
+    return "<code>" + html.escape(claim_id).replace("_", "_<wbr>") + "</code>"
 
 
 def html_table(columns, rows, cls: str = "claims-table") -> str:
@@ -506,7 +512,7 @@ def source_cells(entry: dict, claims: dict[str, dict] | None = None) -> list[str
         what += f"<br><small>analogue: {html.escape(entry['analogue'])}</small>"
     if entry.get("note"):
         what += f"<br><small>{html.escape(entry['note'])}</small>"
-    carried = ", ".join(f"<code>{html.escape(c)}</code>" for c in entry["claims"]) or "—"
+    carried = ", ".join(code_id(c) for c in entry["claims"]) or "—"
     return [what, html.escape(entry["where"]), badge(entry["status"]), carried]
 
 

@@ -23,6 +23,7 @@ from feature_learning.book.claims import (
     STATUS_PASS,
     claims_dir,
     claims_html,
+    code_id,
     headline,
     html_table,
     load_ledgers,
@@ -133,7 +134,7 @@ def _sweep_cell(ledger: dict, sweep: dict | None) -> str:
         lines.append(html.escape(f"runs failed at seeds {', '.join(sorted(chapter['runs_failed']))}"))
     for cid, entry in chapter["claims"].items():
         if any(v["status"] == "inconclusive" for v in entry["per_seed"].values()):
-            lines.append(f"<code>{html.escape(cid)}</code> inconclusive: passed at "
+            lines.append(code_id(cid) + " inconclusive: passed at "
                          f"{entry.get('passed_at', '?')}/{n} seeds")
     return "<br>".join(lines)
 
@@ -221,10 +222,10 @@ def _sweep_nodes(sweep: dict | None, origin: str = "") -> list[nodes.Node]:
         for cid, entry in chapter["claims"].items():
             statuses = {v["status"] for v in entry["per_seed"].values()}
             if entry["failing_seeds"]:
-                rows.append([html.escape(name), f"<code>{html.escape(cid)}</code>", entry.get("kind") or "?",
+                rows.append([html.escape(name), code_id(cid), entry.get("kind") or "?",
                              html.escape(f"held at {entry['held']}/{n}; fails at seeds {entry['failing_seeds']}")])
             elif "inconclusive" in statuses:
-                rows.append([html.escape(name), f"<code>{html.escape(cid)}</code>", entry.get("kind") or "?",
+                rows.append([html.escape(name), code_id(cid), entry.get("kind") or "?",
                              html.escape(f"inconclusive: its test passed at {entry.get('passed_at', '?')} of {n} "
                                          "seeds")])
     if rows:
