@@ -156,6 +156,22 @@ def test_claims_table_columns_fit_their_words(page, site_url, chapter):
     assert not broken, f"words broken across lines in claims tables: {broken}"
 
 
+# Claims tables whose box reaches past the right edge of the page's article column (over the margin or the sidebar).
+SPILLED_TABLES_JS = """() => { const right = document.querySelector('article.bd-article').getBoundingClientRect().right;
+  return [...document.querySelectorAll('main table.claims-table')].filter(t => t.offsetParent !== null)
+    .map(t => t.getBoundingClientRect().right - right).filter(over => over > 1).map(Math.round); }"""
+
+
+@pytest.mark.parametrize("path", [c.with_suffix("").as_posix() for c in CHAPTERS] + ["reproduction_report"],
+                         ids=lambda p: p.split("/")[-1])
+def test_claims_tables_stay_inside_the_column(page, site_url, path):
+    """A claims table too wide for the column scrolls inside it; none spills over the margin (the report's did)."""
+    path = next(f for f in toc_files(ROOT) if f.endswith(path))
+    page.goto(f"{site_url}/{path}.html", wait_until="load")
+    spilled = page.evaluate(SPILLED_TABLES_JS)
+    assert not spilled, f"{len(spilled)} claims tables reach past the column by {spilled} px"
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
 def test_figures_are_shown_at_their_natural_width(page, site_url, chapter):
     """A figure's fonts were checked at its natural width scaled to the column (plotting.legibility); the page must
