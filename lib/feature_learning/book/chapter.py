@@ -31,6 +31,7 @@ from typing import Any
 from feature_learning.book.claims import ClaimLedger, SourceMap, claims_html, format_value, source_headline
 from feature_learning.book.display import glue_math, markdown_table
 from feature_learning.book.profiles import PROFILES, Run, by_profile, differences, start_run
+from feature_learning.plotting import legibility
 
 
 class HTML:
@@ -93,8 +94,6 @@ class Chapter:
         under 9 pt there) in its metadata, which the notebook tests read back from every executed chapter
         (:func:`feature_learning.plotting.legibility.notebook_problems`)."""
         import matplotlib.pyplot as plt
-
-        from feature_learning.plotting import legibility
 
         checked = legibility.record(fig)
         _glue_with_metadata(self.key(name), fig, {legibility.METADATA_KEY: checked})

@@ -6,6 +6,8 @@ import sympy as sp
 from IPython.display import Markdown, Math
 from myst_nb import glue
 
+from feature_learning.book.claims import format_value
+
 
 def latex_of(value) -> str:
     return value if isinstance(value, str) else sp.latex(value)
@@ -47,8 +49,6 @@ def glue_math(name: str, rhs, lhs: str | None = None) -> Glued:
 
 def markdown_table(columns: list[str], rows: list[list]) -> str:
     """A Markdown table; cells are formatted as the claims ledger formats numbers (4 significant digits)."""
-    from feature_learning.book.claims import format_value
-
     def cell(value) -> str:
         return (value if isinstance(value, str) else format_value(value)).replace("|", "\\|")
 

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from feature_learning.book.claims import project_root
+from feature_learning.build.notebooks import toc_notebooks
 from feature_learning.build.seeds import ACCEPTED
 
 SKIP_MESSAGE = ("test-cuda: SKIPPED, no CUDA device here (torch.cuda.is_available() is False); no chapter ran. "
@@ -68,8 +70,6 @@ def report(records: list[dict]) -> tuple[str, bool]:
 
 
 def main(argv: list[str] | None = None, available: Callable[[], bool] = cuda_available) -> int:
-    from feature_learning.book.claims import project_root
-    from feature_learning.build.notebooks import toc_notebooks
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=4, help="chapters at a time on the GPU")

@@ -42,6 +42,8 @@ import time
 from pathlib import Path
 
 from feature_learning.book.claims import project_root
+from feature_learning.book.profiles import check_profile
+from feature_learning.build import cache_key
 from feature_learning.build.notebooks import toc_notebooks
 
 RECORDS = "_execution"
@@ -226,7 +228,6 @@ def _finish(task: Task, result: dict, key: str, inputs: dict, hashed: str, metho
 def execute(tasks: list[Task], workers: int | None = None, inputs: dict | None = None, force: bool = False,
             heartbeat: float = 60.0, history: Path | None = None, stream=None) -> list[dict]:
     """Execute ``tasks`` (skipping cache hits unless ``force``), ``workers`` at a time; return one record each."""
-    from feature_learning.build import cache_key
 
     inputs = inputs if inputs is not None else cache_key.inputs(project=project_root())
     key = cache_key.key(inputs)
@@ -315,7 +316,6 @@ def report(records: list[dict], out: Path, stream=None) -> int:
 
 def tasks_for(out: Path, profile: str, chapters: list[str] | None = None, root: Path | None = None,
               threads: int = 1, timeout: int | None = 3600, **parameters) -> list[Task]:
-    from feature_learning.book.profiles import check_profile
 
     check_profile(profile)
     root = root or project_root()

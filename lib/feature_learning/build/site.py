@@ -37,6 +37,7 @@ from pathlib import Path
 import yaml
 
 from feature_learning.book.claims import project_root
+from feature_learning.build import cache_key
 from feature_learning.build.notebooks import toc_notebooks
 
 SOURCES = ("_config.yml", "_toc.yml", "_static", "book")
@@ -166,7 +167,6 @@ def build(from_dir: Path, out: Path, claims: Path | None = None, seed: int = 0, 
           partial: bool = False, root: Path | None = None, jupyter_book: str | None = None) -> int:
     """Stage ``from_dir`` into ``out`` and build its HTML (strict) into ``<html_root>/_build/html``, unless the staged
     sources, library and package versions are those of the last successful build there. Returns the exit status."""
-    from feature_learning.build import cache_key
 
     root = root or project_root()
     out = Path(out).resolve()

@@ -7,7 +7,8 @@ import numpy as np
 import torch
 
 from feature_learning.measure.fourier import interpolate, one_sided_power
-from feature_learning.plotting import TEXT_POINTS, columns_that_fit, to_numpy, wrap
+from feature_learning.measure.geometry import classical_mds, pairwise_cosines
+from feature_learning.plotting import TEXT_POINTS, columns_that_fit, panel_row, to_numpy, wrap
 from feature_learning.plotting.legibility import COLUMN_INCHES
 
 
@@ -167,8 +168,6 @@ def mds_panels(rows: list[list[dict]], width: float = 3.3, *, max_columns: int |
     sqrt(2 - 2 cos) (:func:`feature_learning.measure.geometry.classical_mds`, exact for unit vectors when two
     dimensions suffice). Panels are ``width`` inches square; a row longer than ``max_columns`` (default: as many as
     fit the book's column) wraps onto the next rows."""
-    from feature_learning.measure.geometry import classical_mds, pairwise_cosines
-
     columns = columns_that_fit(width, max_columns)
     rows = [chunk for row in rows for chunk in wrap(list(row), columns)]
     ncols = max(len(row) for row in rows)
@@ -199,8 +198,6 @@ def cosine_histograms(panels: dict, xlabel: str = "|cos(w, D)|", bins: int = 40,
     shape, pooled), on a shared [0, 1] axis: e.g. the units at initialisation and after the first step
     (dissertation ch. 3, Lemma 3.13). Panels are ``width`` x ``height`` inches, in rows of at most ``max_columns``
     (default: as many as fit the book's column)."""
-    from feature_learning.plotting import panel_row
-
     fig, axes = panel_row(len(panels), width, height, max_columns=max_columns, sharey=True)
     edges = np.linspace(0, 1, bins + 1)
     for ax, (title, series) in zip(axes, panels.items(), strict=True):

@@ -9,6 +9,7 @@ import dataclasses
 import torch
 
 from feature_learning.data.bases import orthonormal_dictionary
+from feature_learning.data.digits import gaussian_like, load_digits, random_split
 from feature_learning.data.gaussian_mixture import hypercube_centres, hypercube_mixture
 from feature_learning.data.sparse_coding import (
     HiddenRepresentationTask,
@@ -455,8 +456,6 @@ def injection_experiment(size: InjectionSizes, run) -> InjectionResult:
 
     Deviation: the source chooses the teacher's size by the U-shaped part of a double-descent curve; here it is
     given. The steps are AdamW (our choice; the source does not say)."""
-    from feature_learning.data.digits import gaussian_like, load_digits, random_split
-
     g = run.generator("injection")
     digits, target = load_digits()
     train_idx, test_idx = random_split(len(digits), size.n_student, g)
