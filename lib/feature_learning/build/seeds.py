@@ -215,7 +215,7 @@ LEDGER_FIELDS = ("measured", "se", "null", "status", "kind", "relation", "source
 
 def ledger_differences(old: dict, new: dict) -> list[str]:
     """Claim by claim, what differs between two ledgers (a chapter's ``_claims/<chapter>.json`` from the executor or a
-    seed run's record with its ``ledger``): claims only in one, and each of :data:`LEDGER_FIELDS` that changed, as
+    seed run's record with its ``ledger``): claims only in one, and each of ``LEDGER_FIELDS`` that changed, as
     ``"<id>.<field>: old -> new"``; a changed source map is one line. Empty when a refactor left the numbers alone."""
     old, new = old.get("ledger", old), new.get("ledger", new)
     before, after = ({c["id"]: c for c in d["claims"]} for d in (old, new))
