@@ -60,8 +60,8 @@ CASES = {
     "simplicity_bias.domino_probe_run": lambda run: sb.domino_probe_run(dataclasses.replace(
         sb.CI.domino, width=8, seeds=2, epochs=32, n_train=64, n_fit=100, n_eval=100, checkpoints=(0, 8, 32)), run),
     "gradient_features.emergence": lambda run: gf.emergence(GF.emergence, run),
-    "gradient_features.parity_and_ticket": lambda run: gf.lottery_ticket(
-        GF.parity, run, gf.parity_comparison(GF.parity, run)),
+    "gradient_features.parity_and_ticket": lambda run: (lambda parity: (parity, gf.lottery_ticket(
+        GF.parity, run, parity)))(gf.parity_comparison(GF.parity, run)),
     "gradient_features.xor_mixture": lambda run: gf.xor_mixture(GF.xor, run),
     "gradient_features.uniform_sparse_parity": lambda run: gf.uniform_sparse_parity(GF.uniform, run),
     "gradient_features.multi_index": lambda run: gf.multi_index(GF.multi_index, run),
@@ -153,3 +153,14 @@ def test_pretend_accelerator_moves_copy_and_track():
         assert torch.equal(on[torch.tensor([1, 0])].cpu(), x[[1, 0]])  # CPU indices into a device tensor
         with pytest.raises(DeviceMismatch):
             on + x
+
+
+def test_gradient_features_parity_accuracies_come_back_on_the_cpu():
+    """The chapter turns the structured-parity accuracies into NumPy arrays (``par_run.accuracy[0, 0].numpy()``);
+    on CUDA that raised at every profile (the first CUDA smoke, 2026-11-27) because the run left them on the device."""
+    torch.manual_seed(0)
+    with pretend_accelerator():
+        parity = gf.parity_comparison(GF.parity, Run("ci", 0, ACCELERATOR))
+        assert parity.accuracy.device == torch.device("cpu")
+        assert parity.rf_optimum.device == torch.device("cpu")
+        parity.accuracy[0, 0].numpy()

@@ -300,7 +300,9 @@ def parity_comparison(size: ParitySizes, run: Run) -> ParityResult:
     xf, yf, _ = _per_seed(task.sample, size.seeds, size.n_fit, run.generator("parity", "fit"), run.device)
     xt, yt, _ = _per_seed(functools.partial(task.sample, part=0), size.seeds, size.n_test,
                           run.generator("parity", "test"), run.device)
-    return ParityResult(part_names(size.r), acc, new, net, G, task.directions().to(run.device), rec,
+    # the accuracies on the CPU, as the chapter reads them with NumPy (a CUDA run crashed there); the networks, G and
+    # the directions stay on the run's device for the lottery ticket
+    return ParityResult(part_names(size.r), acc.detach().cpu(), new, net, G, task.directions().to(run.device), rec,
                         rf_optimum(rf, xf, yf, xt, yt))
 
 
