@@ -324,11 +324,19 @@ def test_full_runs_are_kept_per_chapter_and_shown_in_the_report(tmp_path):
     crashed = {"chapter": "other", "profile": "full", "seed": 0, "ok": False, "error": "CUDA out of memory",
                "device": "cuda", "ledger": None}
     ci = {**ok, "chapter": "ci_only", "profile": "ci"}
-    paths = keep_full_runs([ok, crashed, ci], tmp_path)
-    assert sorted(p.name for p in paths) == ["demo.json", "other.json"]
+    stopped = {"chapter": "slow", "profile": "full", "seed": 0, "ok": False, "stopped": True, "device": "cuda",
+               "error": "at the 9-minute limit, 20 of 49 cells done", "ledger": None}
+    failing = json.loads(json.dumps(led))
+    failing["claims"][0]["status"] = "FAIL"
+    failed = {**ok, "chapter": "failing", "ok": False, "error": "claim failed", "ledger": failing}
+    paths = keep_full_runs([ok, crashed, ci, stopped, failed], tmp_path, machine="NVIDIA H100 80GB HBM3")
+    assert sorted(p.name for p in paths) == ["demo.json", "failing.json", "other.json", "slow.json"]
     runs = load_full_runs(tmp_path)
-    assert full_run_cell(runs["demo"]).startswith("cuda:0, ") and "6 of 6 claims hold" in full_run_cell(runs["demo"])
+    assert full_run_cell(runs["demo"]).startswith("cuda:0 (NVIDIA H100 80GB HBM3), ")
+    assert "6 of 6 claims hold" in full_run_cell(runs["demo"])
     assert "crashed before its ledger (CUDA out of memory)" in full_run_cell(runs["other"])
+    assert "stopped unfinished (at the 9-minute limit, 20 of 49 cells done)" in full_run_cell(runs["slow"])
+    assert full_run_cell(runs["failing"]).endswith(f"5 of 6 claims hold; FAIL: {failing['claims'][0]['id']}")
     assert full_run_cell(None) == "none stored yet"
     intro, summary, *_ = report_nodes([led], full_runs=runs)
     assert "6 of 6 claims hold" in summary.astext()

@@ -180,11 +180,12 @@ def load_summary(path: Path | None = None) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def keep_full_runs(records: list[dict], out: Path) -> list[Path]:
+def keep_full_runs(records: list[dict], out: Path, machine: str | None = None) -> list[Path]:
     """Store the ledgers of ``full``-profile runs in the repository (``results/full/<chapter>.json``), separate from
     the ``ci`` and ``book`` ledgers of the build folders: for each chapter its latest record (the run's device, date,
     exit status and error, and its ledger if the notebook got as far as writing it). The reproduction report shows
-    them per chapter."""
+    them per chapter. ``machine`` (e.g. "NVIDIA H100 80GB HBM3, 16 cores") is stored beside the device; a record
+    with ``"stopped": true`` is a run stopped unfinished (at a time limit), its ``error`` saying how far it got."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for rec in records:
@@ -195,6 +196,10 @@ def keep_full_runs(records: list[dict], out: Path) -> list[Path]:
                  "error": rec.get("error"), "device": ledger.get("device", rec.get("device")),
                  "written": ledger.get("written") or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                  "ledger": rec.get("ledger")}
+        if machine or rec.get("machine"):
+            entry["machine"] = machine or rec.get("machine")
+        if rec.get("stopped"):
+            entry["stopped"] = True
         path = out / f"{rec['chapter']}.json"
         path.write_text(json.dumps(entry, indent=1, ensure_ascii=False) + "\n")
         written.append(path)
@@ -249,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     keep = sub.add_parser("keep-full", help="store full-profile run records as results/full/<chapter>.json")
     keep.add_argument("records", type=Path, nargs="+")
     keep.add_argument("--out", type=Path, default=None, help="default: <project root>/results/full")
+    keep.add_argument("--machine", default=None, help="the machine the runs ran on (stored beside the device)")
     diff = sub.add_parser("diff", help="compare two ledgers claim by claim (exit 1 if anything differs)")
     diff.add_argument("old", type=Path)
     diff.add_argument("new", type=Path)
@@ -260,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if lines else 0
     if args.command == "keep-full":
         paths = keep_full_runs([json.loads(p.read_text()) for p in args.records],
-                               args.out or project_root() / "results" / "full")
+                               args.out or project_root() / "results" / "full", args.machine)
         print("\n".join(str(p) for p in paths) or "no full-profile records given")
         return 0
     if args.command == "check":

@@ -145,17 +145,25 @@ def _json_link(ledger: dict) -> str:
 
 
 def full_run_cell(run: dict | None) -> str:
-    """The latest stored ``full`` run of a chapter: device, date and claims held, or why it did not finish."""
+    """The latest stored ``full`` run of a chapter: device (and machine), date and claims held with the ids of those
+    that failed, or why it did not finish (stopped at a time limit, or crashed)."""
     if run is None:
         return "none stored yet"
     when = str(run.get("written", "?"))[:10]
-    head = f"{run.get('device', '?')}, {when}, seed {run.get('seed', '?')}: "
+    device = str(run.get("device", "?")) + (f" ({run['machine']})" if run.get("machine") else "")
+    head = f"{device}, {when}, seed {run.get('seed', '?')}: "
     ledger = run.get("ledger")
     if ledger is None:
-        return head + f"crashed before its ledger ({run.get('error') or 'no error recorded'})"
+        why = run.get("error") or "no error recorded"
+        return head + (f"stopped unfinished ({why})" if run.get("stopped") else f"crashed before its ledger ({why})")
     claims = ledger.get("claims", [])
-    held = sum(c["status"] in ACCEPTED for c in claims)
-    return head + f"{held} of {len(claims)} claims hold" + ("" if run.get("ok") else f"; FAILED: {run.get('error')}")
+    failed = [c["id"] for c in claims if c["status"] not in ACCEPTED]
+    text = f"{len(claims) - len(failed)} of {len(claims)} claims hold"
+    if failed:
+        text += f"; FAIL: {', '.join(failed)}"
+    elif not run.get("ok"):
+        text += f"; FAILED: {run.get('error')}"
+    return head + text
 
 
 def _summary_rows(ledgers: list[dict], sweep: dict | None, links: dict[str, str],
