@@ -48,7 +48,8 @@ def test_passing_ledger_is_written_as_json_with_kinds_nulls_and_sources(tmp_path
                                 "claims": ["c2"], "note": None, "analogue": None}]
     assert data["profile"] == "ci" and data["chapter"] == "demo"
     html = led._repr_html_()
-    assert "<table class='claims-table'>" in html and "<th>kind</th>" in html and "claim-badge claim-pass" in html
+    assert "<table class='claims-table'>" in html and "<th>claim · kind</th>" in html
+    assert "<span class='claim-kind'>" in html and "claim-badge claim-pass" in html
     assert "1 of 1 source results reproduced" in shown._repr_html_()
 
 
