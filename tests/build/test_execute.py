@@ -221,3 +221,27 @@ def test_carry_prose_takes_the_sources_cell_tags_with_the_executed_outputs():
     out = carry_prose(source, executed)
     assert out["cells"][0]["source"] == "new prose" and out["cells"][1]["outputs"] == ["out"]
     assert out["cells"][1]["metadata"] == {"papermill": {"duration": 1.0}, "tags": ["hide-input"]}
+
+
+def test_a_fresh_clone_runs_the_longest_chapters_first_by_the_committed_times(tmp_path):
+    """Without a history in _build (a fresh clone) the order comes from the committed typical times; this machine's
+    own history, once written, takes precedence."""
+    tasks = _tasks(tmp_path, ["alpha", "beta", "gamma"])
+    typical = tmp_path / "typical.json"
+    typical.write_text(json.dumps({"ci": {"alpha": 1.0, "beta": 30.0, "gamma": 5.0}}))
+    history = tmp_path / "history.json"
+    _, lines = _run(tasks, typical=typical, history=history, force=True)
+    started = re.findall(r"(\w+): started", lines)
+    assert started[0] == "beta" and started.index("gamma") < started.index("alpha")
+    history.write_text(json.dumps({"ci": {"alpha": 50.0, "beta": 1.0, "gamma": 2.0}}))
+    _, lines = _run(tasks, typical=typical, history=history, force=True)
+    assert re.findall(r"(\w+): started", lines)[0] == "alpha"
+
+
+def test_the_committed_typical_times_name_every_chapter_at_ci_and_book():
+    from feature_learning.build.execute import TYPICAL_TIMES
+    from feature_learning.build.notebooks import toc_notebooks
+
+    times = json.loads((ROOT / TYPICAL_TIMES).read_text())
+    chapters = {nb.stem for nb in toc_notebooks(ROOT)}
+    assert set(times["ci"]) == chapters and set(times["book"]) == chapters
