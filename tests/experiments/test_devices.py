@@ -52,6 +52,12 @@ ICL = override(icl.CI, transformer={"shapes": ((8, 1, 1), (16, 2, 2)), "steps": 
                                         "eval_prompts": 200})
 
 
+def _parity_and_ticket(run):
+    """The structured parity and the lottery ticket built on it: both results, as the chapter reads both."""
+    parity = gf.parity_comparison(GF.parity, run)
+    return parity, gf.lottery_ticket(GF.parity, run, parity)
+
+
 CASES = {
     "simplicity_bias.four_neuron_run": lambda run: sb.four_neuron_run(
         dataclasses.replace(sb.CI.four, epochs=200, lemma_epochs=400, lemma_width=6, lemma_seeds=2), run),
@@ -60,8 +66,7 @@ CASES = {
     "simplicity_bias.domino_probe_run": lambda run: sb.domino_probe_run(dataclasses.replace(
         sb.CI.domino, width=8, seeds=2, epochs=32, n_train=64, n_fit=100, n_eval=100, checkpoints=(0, 8, 32)), run),
     "gradient_features.emergence": lambda run: gf.emergence(GF.emergence, run),
-    "gradient_features.parity_and_ticket": lambda run: (lambda parity: (parity, gf.lottery_ticket(
-        GF.parity, run, parity)))(gf.parity_comparison(GF.parity, run)),
+    "gradient_features.parity_and_ticket": lambda run: _parity_and_ticket(run),
     "gradient_features.xor_mixture": lambda run: gf.xor_mixture(GF.xor, run),
     "gradient_features.uniform_sparse_parity": lambda run: gf.uniform_sparse_parity(GF.uniform, run),
     "gradient_features.multi_index": lambda run: gf.multi_index(GF.multi_index, run),
