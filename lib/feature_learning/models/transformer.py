@@ -60,25 +60,43 @@ class Transformer:
 
     def forward_embedded(self, x: torch.Tensor, all_positions: bool = False) -> torch.Tensor:
         """The residual blocks and read-out on embedded tokens x (R, N, T, d): logits at the last position
-        (R, N, n_out), or at every position (R, N, T, n_out) with ``all_positions``."""
+        (R, N, n_out), or at every position (R, N, T, n_out) with ``all_positions``.
+
+        Laid out for the CPU: every projection is one batched matrix product over the replicas (R, N T, d) and the
+        heads stay a trailing (H, e) axis, so no activation is permuted; the last block, when only the last position
+        is read out, scores its one query by a product and a sum over e (a batch of N H products of a 1 x e by an
+        e x T matrix is several times slower)."""
         P, c = self.params, self.config
-        T = x.shape[2]
+        R, N, T, d = x.shape
+        H, e = c.n_heads, c.d_head
+
+        def rows_times(inp: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
+            # (R, N, t, a) @ (R, a, b) -> (R, N, t, b)
+            return (inp.reshape(R, -1, inp.shape[-1]) @ W).view(*inp.shape[:-1], W.shape[-1])
+
+        def heads(inp: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
+            # (R, N, t, d) and W (R, H, d, e) -> (R, N, t, H, e)
+            return rows_times(inp, W.permute(0, 2, 1, 3).reshape(R, d, H * e)).view(*inp.shape[:-1], H, e)
+
         causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
         for b in range(c.n_blocks):
             # When only the last position is read out, the last block needs its query and MLP there alone.
             last_only = b == c.n_blocks - 1 and not all_positions
             rows = slice(T - 1, T) if last_only else slice(0, T)
-            q = torch.einsum("rntd,rhde->rnhte", x[:, :, rows], P["W_Q"][:, b])
-            k = torch.einsum("rntd,rhde->rnhte", x, P["W_K"][:, b])
-            v = torch.einsum("rntd,rhde->rnhte", x, P["W_V"][:, b])
-            scores = (q @ k.transpose(-1, -2)) / math.sqrt(c.d_head)
-            attn = scores.masked_fill(~causal[rows], float("-inf")).softmax(dim=-1)
-            x = x[:, :, rows] + torch.einsum("rnhte,rhed->rntd", attn @ v, P["W_O"][:, b])
-            hidden = F.gelu(torch.einsum("rntd,rdf->rntf", x, P["W_in"][:, b]) + P["b_in"][:, b, None, None])
-            x = x + torch.einsum("rntf,rfd->rntd", hidden, P["W_out"][:, b]) + P["b_out"][:, b, None, None]
+            q, k, v = heads(x[:, :, rows], P["W_Q"][:, b]), heads(x, P["W_K"][:, b]), heads(x, P["W_V"][:, b])
+            if last_only:  # the last query sees every key: no mask
+                attn = ((q * k).sum(-1) / math.sqrt(e)).softmax(dim=2)  # (R, N, T, H)
+                z = (attn.unsqueeze(-1) * v).sum(2, keepdim=True)  # (R, N, 1, H, e)
+            else:
+                scores = torch.einsum("rnqhe,rnkhe->rnhqk", q, k) / math.sqrt(e)
+                attn = scores.masked_fill(~causal, float("-inf")).softmax(dim=-1)
+                z = torch.einsum("rnhqk,rnkhe->rnqhe", attn, v)
+            x = x[:, :, rows] + rows_times(z.reshape(R, N, -1, H * e), P["W_O"][:, b].reshape(R, H * e, d))
+            hidden = F.gelu(rows_times(x, P["W_in"][:, b]) + P["b_in"][:, b, None, None])
+            x = x + rows_times(hidden, P["W_out"][:, b]) + P["b_out"][:, b, None, None]
         if all_positions:
-            return torch.einsum("rntd,rdo->rnto", x, P["unembed"])
-        return torch.einsum("rnd,rdo->rno", x[:, :, -1], P["unembed"])
+            return rows_times(x, P["unembed"])
+        return rows_times(x[:, :, -1:], P["unembed"])[:, :, 0]
 
     def attention_matrix(self, tokens: torch.Tensor, block: int = 0) -> torch.Tensor:
         """E W^Q_h (W^K_h)^T E^T over the given token ids: shape (R, H, len(tokens), len(tokens))."""
