@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from feature_learning.book.claims import ACCEPTED, STATUS_PASS, project_root
+from feature_learning.book.claims import ACCEPTED, STATUS_PASS, full_runs_dir, project_root
 
 
 @contextlib.contextmanager
@@ -79,6 +79,10 @@ def run_one(notebook: Path, profile: str, seed: int, out: Path, root: Path | Non
     record_path = out / chapter / f"seed{seed}.json"
     record_path.parent.mkdir(parents=True, exist_ok=True)
     executed = record_path.with_suffix(".ipynb")
+    from feature_learning.build.execute import ALLOCATOR_ENVIRONMENT
+
+    for name, value in ALLOCATOR_ENVIRONMENT.items():  # the kernel's allocator as in make book and make test
+        os.environ.setdefault(name, value)
     with tempfile.TemporaryDirectory() as claims:
         previous = os.environ.get("BOOK_CLAIMS_DIR")
         os.environ["BOOK_CLAIMS_DIR"] = claims
@@ -184,7 +188,8 @@ def keep_full_runs(records: list[dict], out: Path, machine: str | None = None) -
     """Store the ledgers of ``full``-profile runs in the repository (``results/full/<chapter>.json``), separate from
     the ``ci`` and ``book`` ledgers of the build folders: for each chapter its latest record (the run's device, date,
     exit status and error, and its ledger if the notebook got as far as writing it). The reproduction report shows
-    them per chapter. ``machine`` (e.g. "NVIDIA H100 80GB HBM3, 16 cores") is stored beside the device; a record
+    them per chapter. ``machine`` (e.g. "NVIDIA H100 80GB HBM3, 16 cores") is stored beside the device, and the run's
+    ``seconds`` and ``peak_gpu_gb`` where its record has them (chapters paste them in their full sections); a record
     with ``"stopped": true`` is a run stopped unfinished (at a time limit), its ``error`` saying how far it got."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -198,6 +203,9 @@ def keep_full_runs(records: list[dict], out: Path, machine: str | None = None) -
                  "ledger": rec.get("ledger")}
         if machine or rec.get("machine"):
             entry["machine"] = machine or rec.get("machine")
+        for key in ("seconds", "peak_gpu_gb"):  # where the run's record has them (e.g. from a GPU session's log)
+            if rec.get(key) is not None:
+                entry[key] = rec[key]
         if rec.get("stopped"):
             entry["stopped"] = True
         path = out / f"{rec['chapter']}.json"
@@ -209,7 +217,7 @@ def keep_full_runs(records: list[dict], out: Path, machine: str | None = None) -
 def load_full_runs(folder: Path | None = None) -> dict[str, dict]:
     """The stored ``full`` runs (:func:`keep_full_runs`), by chapter; ``BOOK_RESULTS_DIR`` overrides the folder
     (default ``<project root>/results/full``)."""
-    folder = folder or Path(os.environ.get("BOOK_RESULTS_DIR") or project_root() / "results" / "full")
+    folder = folder or full_runs_dir()
     if not folder.exists():
         return {}
     return {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
