@@ -176,6 +176,15 @@ def main() -> int:
                                 "finished": name in ended, "exit": proc.returncode if name in ended else None})
     session["peak_gpu_mib"] = peaks
     (args.out / "session.json").write_text(json.dumps(session, indent=1) + "\n")
+    for run in session["runs"]:  # each full run's record gets its time and memory, for `seeds keep-full`
+        chapter = run["run"].removeprefix("full:")
+        record = full_out / chapter / "seed0.json"
+        if run["run"].startswith("full:") and record.exists():
+            data = json.loads(record.read_text())
+            data["seconds"] = run["seconds"]
+            if f"{args.profile}:{chapter}" in peaks:
+                data["peak_gpu_gb"] = round(peaks[f"{args.profile}:{chapter}"] * 2**20 / 1e9, 1)
+            record.write_text(json.dumps(data, indent=1) + "\n")
     pack(args.out, [smoke_out, full_out])
     for path in (logs).glob("*.log"):
         path.unlink()

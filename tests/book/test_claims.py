@@ -316,8 +316,8 @@ def test_report_names_chapters_without_a_ledger(tmp_path):
 
 
 def test_full_runs_are_kept_per_chapter_and_shown_in_the_report(tmp_path):
+    from feature_learning.book.claims import full_run_summary as full_run_cell
     from feature_learning.build.seeds import keep_full_runs, load_full_runs
-    from feature_learning.build.sphinx_report import full_run_cell
 
     led = _mapped_ledger().to_json()
     led["device"] = "cuda:0"
@@ -341,6 +341,33 @@ def test_full_runs_are_kept_per_chapter_and_shown_in_the_report(tmp_path):
     assert full_run_cell(None) == "none stored yet"
     intro, summary, *_ = report_nodes([led], full_runs=runs)
     assert "6 of 6 claims hold" in summary.astext()
+
+
+def test_a_chapter_pastes_its_stored_full_run_from_the_ledger(tmp_path):
+    """The full sections quote the stored run (results/full) through glue, not numbers typed by hand: the sentence
+    names the date, device, run time and memory where stored, the claims by status and the failing ids; each claim's
+    measured value is there as the claims tables print it; a stopped run says how far it got; no run says so."""
+    from feature_learning.book.claims import full_run_glue, stored_full_run
+    from feature_learning.build.seeds import keep_full_runs
+
+    led = _mapped_ledger().to_json()
+    led["claims"][0]["status"] = "FAIL"
+    led["claims"][0]["measured"] = 0.70791234
+    rec = {"chapter": "demo", "profile": "full", "seed": 0, "ok": False, "error": "claim failed", "device": "cuda",
+           "ledger": led, "seconds": 203.4, "peak_gpu_gb": 3.1}
+    stopped = {"chapter": "slow", "profile": "full", "seed": 0, "ok": False, "stopped": True, "device": "cuda",
+               "error": "at the 9-minute limit, 20 of 49 cells done", "ledger": None}
+    keep_full_runs([rec, stopped], tmp_path, machine="NVIDIA H100 80GB HBM3")
+    glue = full_run_glue(stored_full_run("demo", tmp_path))
+    first = led["claims"][0]["id"]
+    assert glue["full_run"].startswith("Stored run of ") and "NVIDIA H100 80GB HBM3" in glue["full_run"]
+    assert "203 s, 3.1 GB of GPU memory at most" in glue["full_run"]
+    assert "Its 6 claims: " in glue["full_run"] and "1 FAIL;" in glue["full_run"]
+    assert glue["full_run"].endswith(f"failing: `{first}`.")
+    assert glue["full_failed"] == first and glue[f"full_{first}"] == "0.7079" and glue[f"full_{first}_status"] == "FAIL"
+    assert "Stopped unfinished: at the 9-minute limit" in full_run_glue(stored_full_run("slow", tmp_path))["full_run"]
+    assert stored_full_run("absent", tmp_path) is None
+    assert full_run_glue(None)["full_run"] == "No `full` run of this chapter is stored yet."
 
 
 def test_execution_table_reads_each_chapters_glued_run_time(tmp_path):

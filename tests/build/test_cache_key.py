@@ -22,6 +22,18 @@ def test_a_change_in_the_library_or_a_version_changes_the_inputs(tmp_path):
     assert {k: v for k, v in after.items() if k != "library"} == {k: v for k, v in before.items() if k != "library"}
 
 
+def test_a_new_stored_full_run_changes_the_inputs(tmp_path):
+    """Chapters paste their stored full run (results/full) into the page: a new one must execute them again."""
+    lib, project = _lib(tmp_path), tmp_path / "project"
+    (project / "results" / "full").mkdir(parents=True)
+    before = inputs(lib, project)
+    (project / "results" / "full" / "demo.json").write_text('{"chapter": "demo"}\n')
+    after = inputs(lib, project)
+    assert after["library"] != before["library"]
+    (project / "results" / "full" / "demo.json").write_text('{"chapter": "demo", "seconds": 3}\n')
+    assert inputs(lib, project)["library"] != after["library"]
+
+
 def test_a_stale_cache_is_cleared_and_a_fresh_one_kept(tmp_path):
     cache = tmp_path / ".jupyter_cache"
     values = {"library": "a", "torch": "2.13.0", "device": "cpu"}

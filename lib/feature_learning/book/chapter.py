@@ -28,7 +28,15 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from feature_learning.book.claims import ClaimLedger, SourceMap, claims_html, format_value, source_headline
+from feature_learning.book.claims import (
+    ClaimLedger,
+    SourceMap,
+    claims_html,
+    format_value,
+    full_run_glue,
+    source_headline,
+    stored_full_run,
+)
 from feature_learning.book.display import glue_math, markdown_table
 from feature_learning.book.profiles import PROFILES, Run, by_profile, differences, start_run
 from feature_learning.plotting import legibility
@@ -124,14 +132,19 @@ class Chapter:
         return HTML(claims_html(new))
 
     def close(self) -> SourceMap:
-        """Glue the chapter's run time (``<prefix>_chapter_seconds``, ``<prefix>_chapter_minutes``) and its source
-        map's headline (``<prefix>_source_headline``, for the "At a glance" box at the top), and finish the ledger:
+        """Glue the chapter's run time (``<prefix>_chapter_seconds``, ``<prefix>_chapter_minutes``), its source
+        map's headline (``<prefix>_source_headline``, for the "At a glance" box at the top) and what its stored
+        ``full`` run says (:func:`~feature_learning.book.claims.full_run_glue`), and finish the ledger:
         it is written, the notebook fails if a claim failed or the source map disagrees with the claims, and the
         source map is shown."""
         self.glue("chapter_seconds", time.perf_counter() - self.started)
         self.glue("chapter_minutes", f"{(time.perf_counter() - self.started) / 60:.1f}")
         self.glue("profile", self.profile)
         self.glue("source_headline", source_headline(self.ledger.to_json()))
+        from IPython.display import Markdown
+
+        for name, value in full_run_glue(stored_full_run(self.name)).items():
+            self.glue(name, Markdown(value) if name == "full_run" else value)
         return self.ledger.finish()
 
     # -- what this run is -----------------------------------------------------------------------------------------

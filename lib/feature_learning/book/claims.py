@@ -200,6 +200,84 @@ def project_root(start: Path | None = None) -> Path:
     return start
 
 
+def full_runs_dir() -> Path:
+    """Where the stored ``full`` runs live (``results/full``); ``BOOK_RESULTS_DIR`` overrides it."""
+    env = os.environ.get("BOOK_RESULTS_DIR")
+    return Path(env) if env else project_root() / "results" / "full"
+
+
+def stored_full_run(chapter: str, folder: Path | None = None) -> dict | None:
+    """The latest stored ``full`` run of ``chapter`` (``results/full/<chapter>.json``), or None."""
+    path = (folder or full_runs_dir()) / f"{chapter}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def full_run_summary(run: dict | None) -> str:
+    """One line on a stored ``full`` run: device (and machine), date, seed, then the claims held with the ids of
+    those that failed, or why it did not finish (stopped at a time limit, or crashed)."""
+    if run is None:
+        return "none stored yet"
+    when = str(run.get("written", "?"))[:10]
+    device = str(run.get("device", "?")) + (f" ({run['machine']})" if run.get("machine") else "")
+    head = f"{device}, {when}, seed {run.get('seed', '?')}: "
+    ledger = run.get("ledger")
+    if ledger is None:
+        why = run.get("error") or "no error recorded"
+        return head + (f"stopped unfinished ({why})" if run.get("stopped") else f"crashed before its ledger ({why})")
+    claims = ledger.get("claims", [])
+    failed = [c["id"] for c in claims if c["status"] not in ACCEPTED]
+    text = f"{len(claims) - len(failed)} of {len(claims)} claims hold"
+    if failed:
+        text += f"; FAIL: {', '.join(failed)}"
+    elif not run.get("ok"):
+        text += f"; FAILED: {run.get('error')}"
+    return head + text
+
+
+def full_run_glue(run: dict | None) -> dict[str, str]:
+    """What a chapter's "At the source's scale" section pastes from its stored ``full`` run, so that the page quotes
+    the stored ledger instead of numbers typed by hand (glue names without the chapter's prefix):
+
+    ``full_run``: Markdown, one sentence (date, seed, device and machine, run time and peak GPU memory where stored,
+    then the claims by status and the failing ids, or how far a stopped run got); as text ``full_date``,
+    ``full_counts``, ``full_failed`` (the failing ids, "none" if none); and for each claim of its ledger
+    ``full_<id>`` (the measured value as the claims tables print it) and ``full_<id>_status``."""
+    if run is None:
+        return {"full_run": "No `full` run of this chapter is stored yet.", "full_date": "never",
+                "full_counts": "none", "full_failed": "none"}
+    when = str(run.get("written", "?"))[:10]
+    machine = f", {run['machine']}" if run.get("machine") else ""
+    cost = []
+    if run.get("seconds") is not None:
+        cost.append(f"{run['seconds']:.0f} s")
+    if run.get("peak_gpu_gb") is not None:
+        cost.append(f"{run['peak_gpu_gb']:g} GB of GPU memory at most")
+    head = f"Stored run of {when} (seed {run.get('seed', '?')}, device `{run.get('device', '?')}`{machine})"
+    head += (": " + ", ".join(cost) + ". ") if cost else ". "
+    ledger = run.get("ledger")
+    out = {"full_date": when}
+    if ledger is None:
+        why = run.get("error") or "no error recorded"
+        state = "Stopped unfinished" if run.get("stopped") else "Crashed before its ledger"
+        out |= {"full_run": head + f"{state}: {why}. No claim has a `full` verdict yet.", "full_counts": "none",
+                "full_failed": "none"}
+        return out
+    claims = ledger.get("claims", [])
+    by_status: dict[str, int] = {}
+    for c in claims:
+        by_status[c["status"]] = by_status.get(c["status"], 0) + 1
+    order = [*ACCEPTED, *sorted(set(by_status) - set(ACCEPTED))]
+    counts = ", ".join(f"{by_status[s]} {s}" for s in order if s in by_status)
+    failed = [c["id"] for c in claims if c["status"] not in ACCEPTED]
+    marked = ", ".join(f"`{cid}`" for cid in failed) if failed else "none"
+    out |= {"full_run": head + f"Its {len(claims)} claims: {counts}; failing: {marked}.",
+            "full_counts": counts, "full_failed": ", ".join(failed) if failed else "none"}
+    for c in claims:
+        out[f"full_{c['id']}"] = format_value(c.get("measured"))
+        out[f"full_{c['id']}_status"] = c["status"]
+    return out
+
+
 def claims_dir() -> Path:
     env = os.environ.get("BOOK_CLAIMS_DIR")
     return Path(env) if env else project_root() / "_build" / "claims"

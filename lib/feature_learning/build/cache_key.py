@@ -38,12 +38,15 @@ def device_class() -> str:
 
 
 def inputs(lib: Path | None = None, project: Path | None = None) -> dict[str, str]:
-    """What the key covers: a hash of the library's source (and pyproject.toml), the versions, the device class."""
+    """What the key covers: a hash of the library's source (and pyproject.toml and the stored full runs,
+    ``results/full/*.json``), the versions, the device class."""
     lib = lib or library_root()
     digest = hashlib.sha256()
     files = [(str(p.relative_to(lib.parent)), p) for p in sorted(lib.rglob("*.py"))]
     if project is not None and (project / "pyproject.toml").exists():
         files.append(("pyproject.toml", project / "pyproject.toml"))
+    if project is not None:  # the stored full runs, which every chapter pastes into its full section
+        files += [(str(p.relative_to(project)), p) for p in sorted((project / "results" / "full").glob("*.json"))]
     for name, path in files:
         digest.update(name.encode())
         digest.update(path.read_bytes())

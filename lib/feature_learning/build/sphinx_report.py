@@ -24,6 +24,7 @@ from feature_learning.book.claims import (
     claims_dir,
     claims_html,
     code_id,
+    full_run_summary,
     headline,
     html_table,
     load_ledgers,
@@ -144,28 +145,6 @@ def _json_link(ledger: dict) -> str:
     return f"<br><a href='{html.escape(uri)}'>ledger (JSON)</a>" if uri else ""
 
 
-def full_run_cell(run: dict | None) -> str:
-    """The latest stored ``full`` run of a chapter: device (and machine), date and claims held with the ids of those
-    that failed, or why it did not finish (stopped at a time limit, or crashed)."""
-    if run is None:
-        return "none stored yet"
-    when = str(run.get("written", "?"))[:10]
-    device = str(run.get("device", "?")) + (f" ({run['machine']})" if run.get("machine") else "")
-    head = f"{device}, {when}, seed {run.get('seed', '?')}: "
-    ledger = run.get("ledger")
-    if ledger is None:
-        why = run.get("error") or "no error recorded"
-        return head + (f"stopped unfinished ({why})" if run.get("stopped") else f"crashed before its ledger ({why})")
-    claims = ledger.get("claims", [])
-    failed = [c["id"] for c in claims if c["status"] not in ACCEPTED]
-    text = f"{len(claims) - len(failed)} of {len(claims)} claims hold"
-    if failed:
-        text += f"; FAIL: {', '.join(failed)}"
-    elif not run.get("ok"):
-        text += f"; FAILED: {run.get('error')}"
-    return head + text
-
-
 def _summary_rows(ledgers: list[dict], sweep: dict | None, links: dict[str, str],
                   full_runs: dict[str, dict] | None = None) -> list[list[str]]:
     """One row per chapter: its run, its source results by status, its claims by kind, its seed sweep, and its
@@ -185,7 +164,7 @@ def _summary_rows(ledgers: list[dict], sweep: dict | None, links: dict[str, str]
         run = html.escape(f"{ledger['profile']}, seed {ledger['seed']}, {ledger['device']}")
         rows.append([_link(ledger, links) + _json_link(ledger), run, results, kinds,
                      _sweep_cell(ledger, sweep),
-                     html.escape(full_run_cell((full_runs or {}).get(ledger["chapter"])))])
+                     html.escape(full_run_summary((full_runs or {}).get(ledger["chapter"])))])
     return rows
 
 
