@@ -134,7 +134,7 @@ class Chapter:
     def close(self) -> SourceMap:
         """Glue the chapter's run time (``<prefix>_chapter_seconds``, ``<prefix>_chapter_minutes``), its source
         map's headline (``<prefix>_source_headline``, for the "At a glance" box at the top) and what its stored
-        ``full`` run says (:func:`~feature_learning.book.claims.full_run_glue`), and finish the ledger:
+        ``full`` run says (``feature_learning.book.claims.full_run_glue``), and finish the ledger:
         it is written, the notebook fails if a claim failed or the source map disagrees with the claims, and the
         source map is shown."""
         self.glue("chapter_seconds", time.perf_counter() - self.started)
