@@ -43,6 +43,7 @@ verification carries some source result. The report's headline counts source res
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import datetime as _dt
 import html
@@ -263,9 +264,7 @@ def full_run_glue(run: dict | None) -> dict[str, str]:
                 "full_failed": "none"}
         return out
     claims = ledger.get("claims", [])
-    by_status: dict[str, int] = {}
-    for c in claims:
-        by_status[c["status"]] = by_status.get(c["status"], 0) + 1
+    by_status = collections.Counter(c["status"] for c in claims)
     order = [*ACCEPTED, *sorted(set(by_status) - set(ACCEPTED))]
     counts = ", ".join(f"{by_status[s]} {s}" for s in order if s in by_status)
     failed = [c["id"] for c in claims if c["status"] not in ACCEPTED]

@@ -76,6 +76,12 @@ def thread_environment(threads: int) -> dict[str, str]:
     return {name: str(threads) for name in THREAD_VARIABLES} if threads > 0 else {}
 
 
+def set_allocator_environment() -> None:
+    """Give this process's kernels ``ALLOCATOR_ENVIRONMENT`` (a value already in the environment wins)."""
+    for name, value in ALLOCATOR_ENVIRONMENT.items():
+        os.environ.setdefault(name, value)
+
+
 def code_hash(notebook: dict) -> str:
     """A hash of what executes: the code cells' sources in order and the kernel. Prose is not hashed."""
     digest = hashlib.sha256()
@@ -153,8 +159,7 @@ def run_notebook(task: Task) -> dict:
     import papermill
 
     os.environ.update(thread_environment(task.threads))
-    for name, value in ALLOCATOR_ENVIRONMENT.items():
-        os.environ.setdefault(name, value)
+    set_allocator_environment()
     os.environ["BOOK_CLAIMS_DIR"] = str(task.claims)
     task.target.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
