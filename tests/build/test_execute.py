@@ -10,7 +10,6 @@ import pytest
 import yaml
 
 from feature_learning.build.execute import (
-    ALLOCATOR_ENVIRONMENT,
     RECORDS,
     Task,
     carry_prose,
@@ -30,7 +29,7 @@ INPUTS = {"library": "abc", "torch": "2.13.0", "device": "cpu"}
 WRITE_LEDGER = """import json, os, pathlib
 folder = pathlib.Path(os.environ["BOOK_CLAIMS_DIR"]); folder.mkdir(parents=True, exist_ok=True)
 (folder / "{name}.json").write_text(json.dumps({{"chapter": "{name}", "profile": profile,
-    "omp": os.environ.get("OMP_NUM_THREADS"), "trim": os.environ.get("MALLOC_TRIM_THRESHOLD_"), "claims": []}}))"""
+    "omp": os.environ.get("OMP_NUM_THREADS"), "claims": []}}))"""
 TORCH_THREADS = """import torch
 (folder / "torch_threads.txt").write_text(str(torch.get_num_threads()))"""
 
@@ -68,16 +67,14 @@ def _run(tasks, inputs=INPUTS, **kw):
 
 
 def test_chapters_execute_two_at_a_time_one_thread_each_and_a_failure_is_reported(tmp_path, monkeypatch):
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", *ALLOCATOR_ENVIRONMENT):
-        monkeypatch.delenv(name, raising=False)  # the executor itself caps the kernels' threads, sets the allocator
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)  # the executor itself caps the kernels' threads
     tasks = _tasks(tmp_path, ["alpha", "beta"], fail=["beta"])
     records, lines = _run(tasks, heartbeat=0.5)
     alpha, beta = records
     assert alpha["ok"] and alpha["method"] == "executed" and alpha["parameters"] == {"profile": "ci"}
     ledger = json.loads((tasks[0].ledger).read_text())
     assert ledger["profile"] == "ci" and ledger["omp"] == "1", "profile injected, one thread per kernel"
-    assert ledger["trim"] == ALLOCATOR_ENVIRONMENT["MALLOC_TRIM_THRESHOLD_"], "the kernel's allocator keeps memory"
-    assert int(ALLOCATOR_ENVIRONMENT["MALLOC_MMAP_THRESHOLD_"]) <= 2**25, "glibc ignores a larger mmap threshold"
     assert (tasks[0].claims / "torch_threads.txt").read_text() == "1", "torch's intra-op threads follow OMP"
     # the failed chapter still leaves its executed notebook (with the traceback) and its record
     assert not beta["ok"] and "claim failed" in beta["error"]

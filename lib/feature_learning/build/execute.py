@@ -51,12 +51,6 @@ CLAIMS = "_claims"
 METADATA_KEY = "feature_learning"
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
                     "VECLIB_MAXIMUM_THREADS")
-# glibc's allocator, for the kernels: keep freed heap memory instead of returning it to the system, and serve blocks
-# up to 32 MiB from the heap. By default a training loop's temporaries of 0.1-32 MiB are given back and mapped afresh
-# at every step, one page fault per page; kept, the Fourier chapter's polynomial network trains about 27% faster and
-# feature emergence's parity program about 18%, and none of the loops we measured slows (benchmarks/allocator.py).
-# It changes no number. A value already in the environment wins.
-ALLOCATOR_ENVIRONMENT = {"MALLOC_TRIM_THRESHOLD_": str(2**36), "MALLOC_MMAP_THRESHOLD_": str(2**25)}
 HISTORY = "execution-times.json"
 # Seconds per chapter and profile measured on the 2-core development machine (one thread per kernel), committed so that
 # a fresh clone, with no history in _build yet, still starts the longest chapters first.
@@ -74,12 +68,6 @@ def thread_environment(threads: int) -> dict[str, str]:
     """The environment variables that cap a kernel's threads (torch takes its intra-op count from OMP_NUM_THREADS);
     ``threads`` 0 caps nothing."""
     return {name: str(threads) for name in THREAD_VARIABLES} if threads > 0 else {}
-
-
-def set_allocator_environment() -> None:
-    """Give this process's kernels ``ALLOCATOR_ENVIRONMENT`` (a value already in the environment wins)."""
-    for name, value in ALLOCATOR_ENVIRONMENT.items():
-        os.environ.setdefault(name, value)
 
 
 def code_hash(notebook: dict) -> str:
@@ -153,13 +141,11 @@ class Task:
 
 
 def run_notebook(task: Task) -> dict:
-    """Execute one notebook with papermill (in a pool worker): the kernel inherits the thread caps, the allocator's
-    settings (``ALLOCATOR_ENVIRONMENT``) and the claims folder through the environment. Returns ``ok``, ``error``
-    (the exception's last line) and ``seconds``."""
+    """Execute one notebook with papermill (in a pool worker): the kernel inherits the thread caps and the claims
+    folder through the environment. Returns ``ok``, ``error`` (the exception's last line) and ``seconds``."""
     import papermill
 
     os.environ.update(thread_environment(task.threads))
-    set_allocator_environment()
     os.environ["BOOK_CLAIMS_DIR"] = str(task.claims)
     task.target.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()

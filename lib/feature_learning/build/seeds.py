@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 
 from feature_learning.book.claims import ACCEPTED, STATUS_PASS, full_runs_dir, project_root
-from feature_learning.build.execute import set_allocator_environment
 
 
 @contextlib.contextmanager
@@ -80,7 +79,6 @@ def run_one(notebook: Path, profile: str, seed: int, out: Path, root: Path | Non
     record_path = out / chapter / f"seed{seed}.json"
     record_path.parent.mkdir(parents=True, exist_ok=True)
     executed = record_path.with_suffix(".ipynb")
-    set_allocator_environment()  # the kernel's allocator as in make book and make test
     with tempfile.TemporaryDirectory() as claims:
         previous = os.environ.get("BOOK_CLAIMS_DIR")
         os.environ["BOOK_CLAIMS_DIR"] = claims
