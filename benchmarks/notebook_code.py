@@ -1,5 +1,5 @@
 """How much code each chapter notebook holds: code lines (non-blank, non-comment), code cells, median and largest
-cell, functions defined in cells, and lines in cells shown to the reader (not tagged hide-input).
+cell, functions defined in cells, and lines in cells shown to the reader (not tagged hide-input or remove-input).
 
     python benchmarks/notebook_code.py [--ref REV]     # every chapter of _toc.yml, at the working tree or at REV
 """
@@ -26,7 +26,8 @@ def measure(notebook: dict) -> dict:
     code = [c for c in notebook["cells"] if c["cell_type"] == "code"
             and "parameters" not in c.get("metadata", {}).get("tags", [])]
     sizes = [cell_lines(c) for c in code]
-    hidden = sum(n for c, n in zip(code, sizes, strict=True) if "hide-input" in c.get("metadata", {}).get("tags", []))
+    hidden = sum(n for c, n in zip(code, sizes, strict=True)
+                 if {"hide-input", "remove-input"} & set(c.get("metadata", {}).get("tags", [])))
     defs = sum("".join(c["source"]).count("\ndef ") + "".join(c["source"]).startswith("def ") for c in code)
     return {"code_lines": sum(sizes), "cells": len(sizes), "median": statistics.median(sizes) if sizes else 0,
             "max": max(sizes, default=0), "defs": defs, "shown": sum(sizes) - hidden}

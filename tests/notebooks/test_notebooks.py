@@ -191,6 +191,34 @@ def test_no_function_is_defined_in_a_notebook(notebook):
     assert not found, f"{notebook} defines functions (cell index: names): {found}"
 
 
+# Cells a reader does not see as code: folded into a closed "Show code cell source" (claim cells) or removed from the
+# page with their output kept (the glue plumbing).
+FOLDED_TAGS = ("hide-input", "remove-input", "remove-cell", "parameters")
+
+
+def shown_glue_calls(source: str) -> list[int]:
+    """Line numbers of the ``chapter.glue*(...)`` calls of a cell's source (glue plumbing: issue 23 keeps it off the
+    page, in a following cell tagged remove-input)."""
+    return sorted(n.lineno for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call)
+                  and isinstance(n.func, ast.Attribute) and n.func.attr.startswith("glue")
+                  and isinstance(n.func.value, ast.Name) and n.func.value.id == "chapter")
+
+
+def test_the_glue_check_sees_glue_calls():
+    source = "x = f()\nchapter.glue_values({'a': x})\nfor p in ps:\n    chapter.glue_math(p, 1)\n"
+    assert shown_glue_calls(source) == [2, 4]
+    assert shown_glue_calls("x = chapter.run\nglue(1)\n") == []
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=str)
+def test_no_glue_plumbing_is_shown_as_code(notebook):
+    shown = {i: lines for i, cell, source in code_cells(ROOT / notebook)
+             if not set(cell.get("metadata", {}).get("tags", [])) & set(FOLDED_TAGS)
+             and (lines := shown_glue_calls(source))}
+    assert not shown, f"{notebook}: glue calls in cells shown as code (cell index: lines): move them into a cell " \
+                      f"tagged remove-input after it: {shown}"
+
+
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=str)
 def test_no_code_cell_is_over_the_limit(notebook):
     long = {i: n for i, cell, source in code_cells(ROOT / notebook)

@@ -131,6 +131,7 @@ def test_chapter_page_reads_as_a_reader_sees_it(page, site_url, chapter, screens
     assert not raw_markup(page.evaluate(VISIBLE_TEXT_JS)), raw_markup(page.evaluate(VISIBLE_TEXT_JS))
     code = page.evaluate(UNFOLDED_CODE_JS)
     assert "ledger." not in code and ".source(" not in code, "ledger calls shown unfolded: tag their cells hide-input"
+    assert "chapter.glue" not in code, "glue plumbing shown as code: move it into a cell tagged remove-input"
 
 
 # Header cells of every claims table and the kinds of the ledgers' claims, each with the number of lines its text
