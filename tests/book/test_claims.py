@@ -129,6 +129,18 @@ def test_the_noise_guard_reads_as_a_distance_in_the_table():
     assert "5.0 se from its bound" in html and "fails within" not in html
 
 
+def test_each_claim_is_two_rows_its_numbers_then_its_statement_across_the_table():
+    led = ledger()
+    led.at_least("first_claim", "a statement long enough to wrap", "Thm 1", kind=V, measured=0.95, bound=0.9)
+    led.at_least("second", "another <statement>", "Fig 2", kind=R, measured=0.97, bound=0.95, null=CHANCE,
+                 revised="bound moved after seed 7 failed")
+    html = claims_html(led.to_json()["claims"])
+    assert html.count("<tr class='claim-numbers'>") == 2 and html.count("<tr class='claim-statement'>") == 2
+    assert html.count("<td colspan='6'>") == 2 and "another &lt;statement&gt; <em>Revised: bound moved" in html
+    numbers = html.split("<tr class='claim-numbers'>")[1].split("</tr>")[0]
+    assert numbers.count("<td>") == 6 and "a statement long" not in numbers and "verification" in numbers
+
+
 def test_documented_failure_is_reported_not_raised_and_unexpected_pass_raises(tmp_path):
     led = ledger()
     led.at_least("c1", "a claim that does not reproduce", "Fig 9", kind=R, measured=0.2, bound=0.9, null=CHANCE,

@@ -497,8 +497,10 @@ def claim_json(claim: Claim) -> dict:
 
 
 # -- rendering ------------------------------------------------------------------------------------------------
-# The kind sits under the claim (beside where it is in the source) rather than in a column of its own: seven columns
-# were wider than the page's column in 25 of the 135 chapter tables, which cut the status column off at the right.
+# The kind sits under the claim's id (beside where it is in the source) rather than in a column of its own: seven
+# columns were wider than the page's column in 25 of the 135 chapter tables, which cut the status column off at the
+# right. The statement takes a row of its own under the numbers, across the whole table: squeezed into the first
+# column it wrapped to three to six lines per claim and made the claims tables a quarter of a chapter's height.
 COLUMNS = ("claim · kind", "source", "ours", "null", "test", "status")
 
 STATUS_CLASSES = {
@@ -544,18 +546,23 @@ def status_note(claim: dict) -> str:
     return "; ".join(notes)
 
 
-def claim_cells(claim: dict) -> list[str]:
-    """One claim as HTML cells of ``COLUMNS``."""
+def claim_statement(claim: dict) -> str:
+    """What the claim says (and how it was revised, if it was), as HTML: the row under the claim's numbers."""
     statement = html.escape(claim["statement"])
     if claim.get("revised"):
         statement += f" <em>Revised: {html.escape(claim['revised'])}</em>"
+    return statement
+
+
+def claim_cells(claim: dict) -> list[str]:
+    """One claim's numbers as HTML cells of ``COLUMNS`` (its statement: :func:`claim_statement`)."""
     null = "—"
     if claim.get("null_model"):
         null = f"{html.escape(format_value(claim['null']))} <small>({html.escape(claim['null_model'])})</small>"
     source = format_value(claim["source_value"]) if claim.get("source_value") is not None else "—"
     note = status_note(claim)
     return [
-        f"{code_id(claim['id'])}<br>{statement}<br><small><span class='claim-kind'>"
+        f"{code_id(claim['id'])}<br><small><span class='claim-kind'>"
         f"{html.escape(claim.get('kind', '?'))}</span> · {html.escape(claim['where'])}</small>",
         html.escape(source),
         html.escape(_ours(claim)),
@@ -579,7 +586,12 @@ def html_table(columns, rows, cls: str = "claims-table") -> str:
 
 
 def claims_html(claims: list[dict]) -> str:
-    return html_table(COLUMNS, [claim_cells(c) for c in claims], "claims-table")
+    """The claims as a table of two rows per claim: its id, kind and numbers, then its statement across the table."""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in COLUMNS)
+    body = "".join("<tr class='claim-numbers'>" + "".join(f"<td>{cell}</td>" for cell in claim_cells(c)) + "</tr>"
+                   f"<tr class='claim-statement'><td colspan='{len(COLUMNS)}'>{claim_statement(c)}</td></tr>"
+                   for c in claims)
+    return f"<table class='claims-table'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 SOURCE_COLUMNS = ("result", "where", "status", "carried by")
