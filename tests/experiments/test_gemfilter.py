@@ -165,3 +165,11 @@ def test_source_map_entries_are_well_formed():
             assert not entry.get("claims")
         elif entry["status"] != "not testable here":
             assert entry.get("claims"), entry["id"]
+
+
+def test_full_run_values_read_the_stored_layer_accuracies():
+    record = {"ledger": {"claims": [{"id": "filter_layer_peak", "measured": "[0.5329, 0.146, 0.3849]"}]}}
+    values = experiment.full_run_values(record, experiment.FULL)
+    assert values == {"full_layer_accs": "0.53, 0.15, 0.38", "full_layers": "3",
+                      "full_train_steps": f"{experiment.FULL.training.steps:,}"}
+    assert experiment.full_run_values(None, experiment.FULL)["full_layer_accs"] == "not stored"

@@ -131,6 +131,10 @@ class Chapter:
         self._shown = len(self.ledger.claims)
         return HTML(claims_html(new))
 
+    def stored_full_run(self) -> dict | None:
+        """This chapter's stored ``full`` run (``results/full/<chapter>.json``), or None."""
+        return stored_full_run(self.name)
+
     def close(self) -> SourceMap:
         """Glue the chapter's run time (``<prefix>_chapter_seconds``, ``<prefix>_chapter_minutes``), its source
         map's headline (``<prefix>_source_headline``, for the "At a glance" box at the top) and what its stored
@@ -143,7 +147,7 @@ class Chapter:
         self.glue("source_headline", source_headline(self.ledger.to_json()))
         from IPython.display import Markdown
 
-        for name, value in full_run_glue(stored_full_run(self.name)).items():
+        for name, value in full_run_glue(self.stored_full_run()).items():
             self.glue(name, Markdown(value) if name == "full_run" else value)
         return self.ledger.finish()
 

@@ -40,6 +40,7 @@ from feature_learning.experiments.gemfilter.runs import (  # noqa: F401
     filter_layer_sweep,
     first_locating_layer,
     full_layer_seconds,
+    full_run_values,
     gemfilter_correct,
     head_table,
     k_sweep,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import json
 import math
 import time
 from collections.abc import Callable
@@ -489,3 +490,15 @@ def kv_cache_sizes(model: RopeDecoder, tokens: torch.Tensor, layer: int, k: int,
             "snapkv": cache_bytes(snapkv_generate(model, tokens, k, generated, window=window)[1]),
             "one-run": cache_bytes(one_run_generate(model, tokens, layer, k, generated)[1])}
 
+
+
+def full_run_values(record: dict | None, full: GemFilterSizes) -> dict[str, str]:
+    """What the chapter's full-run section quotes from the stored ``full`` run (``results/full/gemfilter.json``) beyond
+    the claims' printed values: the accuracy at each filter layer behind ``filter_layer_peak`` (two decimals, layer
+    1 first), the number of layers, and the ``full`` training's step budget."""
+    claims = {c["id"]: c for c in ((record or {}).get("ledger") or {}).get("claims", [])}
+    measured = claims.get("filter_layer_peak", {}).get("measured")
+    accuracies = json.loads(measured) if isinstance(measured, str) else measured
+    return {"full_layer_accs": ", ".join(f"{a:.2f}" for a in accuracies) if accuracies else "not stored",
+            "full_layers": str(len(accuracies)) if accuracies else "?",
+            "full_train_steps": f"{full.training.steps:,}"}
