@@ -166,3 +166,18 @@ def test_nulls_are_the_same_measurements_on_the_initial_networks():
     assert r.frob_init == pytest.approx(float(skew.frob[0, 0])) and 0 <= r.mass_init <= 1 and 0 <= r.sign_init <= 1
     assert len(skew.centre_gaps) == 2 and max(skew.centre_gaps) == pytest.approx(skew.centre_gap)
     assert max(skew.clean_gaps) == pytest.approx(skew.clean_gap) and skew.width_gap_lazy > 0
+
+
+def test_early_diagnosis_reads_the_stored_output():
+    text = ("seconds 1.0 early_epoch 184 flow 11.5\n"
+            "alpha=1.571 w=512 mass_init=0.1 mass_early=0.796 mass_end=1.000 shift=0.020\n"
+            "alpha=1.571 w=4096 mass_init=0.1 mass_early=0.679 mass_end=1.000 shift=0.008\n"
+            "0 t=   0.0 loss=0.6931 per-run loss=[0.6931, 0.6931] mass0.1=[0.1, 0.1]\n"
+            "32 t=   2.0 loss=0.6900 per-run loss=[0.6931, 0.6851] mass0.1=[0.6, 0.4]\n"
+            "64 t=   4.0 loss=0.6800 per-run loss=[0.6800, 0.6800] mass0.1=[0.995, 0.95]\n")
+    d = experiment.early_diagnosis(text)
+    level = 0.99 * math.log(2)  # 0.68622: the w = 4096 run crosses it between t = 0 and 2
+    t = 2.0 * (0.6931 - level) / (0.6931 - 0.6851)
+    assert d["diag_flow"] == "11.5" and d["diag_mass_early"] == "0.68-0.80"
+    assert d["diag_t50"] == "2-4" and d["diag_t90"] == "4" and d["diag_t99"] == "4-inf"
+    assert d["diag_own_t"] == f"{t:.1f}" and d["diag_own_mass"] == f"{0.1 + 0.3 * t / 2:.2f}"

@@ -26,6 +26,7 @@ from feature_learning.experiments.simplicity_bias.figures import (  # noqa: F401
 from feature_learning.experiments.simplicity_bias.runs import (  # noqa: F401
     CAPTURE_INIT_SCALE,
     CAPTURE_LR,
+    DIAGNOSIS,
     DOMINO_SMALL_INIT,
     DOMINO_STANDARD_INIT,
     XOR_BASE,
@@ -39,10 +40,12 @@ from feature_learning.experiments.simplicity_bias.runs import (  # noqa: F401
     SkewRun,
     capture_run,
     domino_probe_run,
+    early_diagnosis,
     four_neuron_run,
     logistic_gd,
     paired_difference,
     skewed_xor_run,
+    stored_diagnosis,
 )
 from feature_learning.experiments.simplicity_bias.sizes import (  # noqa: F401
     BOOK,

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 
 import torch
 
+from feature_learning.book.claims import project_root
 from feature_learning.book.profiles import Run
 from feature_learning.data.xor import simple_plus_complex_data, skewed_xor_data, xor_cluster_data
 from feature_learning.experiments.simplicity_bias.sizes import (
@@ -493,3 +494,73 @@ def domino_probe_run(size: DominoSizes, run: Run) -> DominoResult:
         scale_growth=paired_difference(ratio[-1].log(), ratio[0].log()),
         peak_epoch=ck[int(reg[:, small].mean(1).argmax())])
 
+
+
+# -- the diagnosis of the `full` run's early checkpoint (stored output, read for the chapter's full-run section) ------
+LN2 = math.log(2.0)
+
+
+def _crossing(ts: list[float], ys: list[float], level: float) -> float | None:
+    """The first time the piecewise-linear curve (ts, ys) falls to ``level`` or below (None if it never does)."""
+    for i, y in enumerate(ys):
+        if y <= level:
+            if i == 0:
+                return ts[0]
+            return ts[i - 1] + (ts[i] - ts[i - 1]) * (ys[i - 1] - level) / (ys[i - 1] - y)
+    return None
+
+
+def _at(ts: list[float], ys: list[float], t: float) -> float:
+    """The piecewise-linear curve (ts, ys) at time t (within the range)."""
+    for i in range(1, len(ts)):
+        if ts[i] >= t:
+            return ys[i - 1] + (ys[i] - ys[i - 1]) * (t - ts[i - 1]) / (ts[i] - ts[i - 1])
+    return ys[-1]
+
+
+def _span(values: list[float], fmt: str) -> str:
+    low, high = format(min(values), fmt), format(max(values), fmt)
+    return low if low == high else f"{low}-{high}"
+
+
+def early_diagnosis(text: str) -> dict[str, str]:
+    """Readings of the stored diagnosis of the `full` skewed-XOR runs (``benchmarks/simplicity_bias_full_early.py``,
+    ``results/diagnostics/simplicity_bias_full_early.txt``): the flow time of the early checkpoint (mean loss 1% below
+    ln 2) and the runs' mass within 0.1 rad of G's extrema there (``diag_flow``, ``diag_mass_early``); the first
+    printed flow time at which each run holds half, 90% and 99% of its mass there (``diag_t50``, ``diag_t90``,
+    ``diag_t99``: the range over the runs); and for the widest runs alone, each run's own crossing of 1% below ln 2
+    and its mass there, interpolated linearly between the printed times (``diag_own_t``, ``diag_own_mass``)."""
+    widths, early, ts, losses, masses, flow = [], [], [], [], [], None
+    for line in text.splitlines():
+        words = line.split()
+        if line.startswith("alpha="):
+            fields = dict(w.split("=") for w in words)
+            widths.append(int(fields["w"]))
+            early.append(float(fields["mass_early"]))
+        elif words[:1] == ["seconds"] and "flow" in words:
+            flow = float(words[words.index("flow") + 1])
+        elif " t=" in line and "per-run loss=" in line:
+            ts.append(float(line.split("t=")[1].split()[0]))
+            losses.append([float(v) for v in line.split("per-run loss=[")[1].split("]")[0].split(",")])
+            masses.append([float(v) for v in line.split("mass0.1=[")[1].split("]")[0].split(",")])
+    runs = range(len(widths))
+    first = {level: [next((t for t, m in zip(ts, masses, strict=True) if m[r] >= level), math.inf) for r in runs]
+             for level in (0.5, 0.9, 0.99)}  # inf: a run that never gets there within the output
+    widest = [r for r in runs if widths[r] == max(widths)]
+    own_t = [_crossing(ts, [row[r] for row in losses], 0.99 * LN2) for r in widest]
+    own_mass = [_at(ts, [row[r] for row in masses], t) for r, t in zip(widest, own_t, strict=True)]
+    return {"diag_flow": f"{flow:g}", "diag_mass_early": _span(early, ".2f"),
+            "diag_t50": _span(first[0.5], "g"), "diag_t90": _span(first[0.9], "g"), "diag_t99": _span(first[0.99], "g"),
+            "diag_own_t": _span(own_t, ".1f"), "diag_own_mass": _span(own_mass, ".2f")}
+
+
+DIAGNOSIS = "results/diagnostics/simplicity_bias_full_early.txt"  # stored output of the diagnosis script
+
+
+def stored_diagnosis() -> dict[str, str]:
+    """:func:`early_diagnosis` of the stored diagnosis (``DIAGNOSIS`` under the project root), or "not stored"."""
+    path = project_root() / DIAGNOSIS
+    if not path.exists():
+        return dict.fromkeys(("diag_flow", "diag_mass_early", "diag_t50", "diag_t90", "diag_t99", "diag_own_t",
+                              "diag_own_mass"), "not stored")
+    return early_diagnosis(path.read_text())
