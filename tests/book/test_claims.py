@@ -20,6 +20,7 @@ from feature_learning.book.claims import (
     headline,
     load_ledgers,
     source_headline,
+    source_map_html,
 )
 from feature_learning.build.seeds import near_bounds, summarize
 from feature_learning.build.sphinx_report import report_nodes
@@ -139,6 +140,15 @@ def test_each_claim_is_two_rows_its_numbers_then_its_statement_across_the_table(
     assert html.count("<td colspan='6'>") == 2 and "another &lt;statement&gt; <em>Revised: bound moved" in html
     numbers = html.split("<tr class='claim-numbers'>")[1].split("</tr>")[0]
     assert numbers.count("<td>") == 6 and "a statement long" not in numbers and "verification" in numbers
+
+
+def test_source_map_lists_the_carrying_claims_under_each_result():
+    led = ledger()
+    led.at_least("c2", "an accuracy", "Fig 2", kind=R, measured=0.97, bound=0.95, null=CHANCE)
+    led.source("fig2", "Fig 2", "the network learns", "reproduced", ["c2"], note="on an analogue")
+    html = source_map_html(led.to_json())
+    assert html.count("<th>") == 3 and "<th>result · carried by</th>" in html
+    assert "the network learns<br><small>on an analogue</small><br><small>carried by: <code>c2</code></small>" in html
 
 
 def test_documented_failure_is_reported_not_raised_and_unexpected_pass_raises(tmp_path):

@@ -594,17 +594,22 @@ def claims_html(claims: list[dict]) -> str:
     return f"<table class='claims-table'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-SOURCE_COLUMNS = ("result", "where", "status", "carried by")
+# The claims that carry a result sit under it, in small print, rather than in a fourth column: a narrow column of ids
+# wrapped one id per line and made a source map row up to ten lines high.
+SOURCE_COLUMNS = ("result · carried by", "where", "status")
 
 
 def source_cells(entry: dict, claims: dict[str, dict] | None = None) -> list[str]:
+    """One source result as HTML cells of ``SOURCE_COLUMNS``: what it says (its analogue and note, then the claims
+    that carry it), where it is in the source, its status."""
     what = html.escape(entry["what"])
     if entry.get("analogue"):
         what += f"<br><small>analogue: {html.escape(entry['analogue'])}</small>"
     if entry.get("note"):
         what += f"<br><small>{html.escape(entry['note'])}</small>"
     carried = ", ".join(code_id(c) for c in entry["claims"]) or "—"
-    return [what, html.escape(entry["where"]), badge(entry["status"]), carried]
+    what += f"<br><small>carried by: {carried}</small>"
+    return [what, html.escape(entry["where"]), badge(entry["status"])]
 
 
 def source_map_html(ledger: dict) -> str:

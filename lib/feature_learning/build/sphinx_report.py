@@ -20,6 +20,7 @@ from sphinx.util import logging
 from feature_learning.book.claims import (
     ACCEPTED,
     KINDS,
+    SOURCE_COLUMNS,
     STATUS_PASS,
     claims_dir,
     claims_html,
@@ -241,7 +242,7 @@ def report_nodes(ledgers: list[dict], sweep: dict | None = None, links: dict[str
         "Every source result that is not reproduced, inconclusive, not testable with our analogue, an erratum of "
         "the source, or not attempted, with the reason." if open_rows else "Every source result reproduced."))
     if open_rows:
-        open_section += _table(("chapter", "result", "where", "status", "carried by"), open_rows)
+        open_section += _table(("chapter", *SOURCE_COLUMNS), open_rows)
     out.append(open_section)
     sweep_section = nodes.section(ids=["seed-sweep"])
     sweep_section += nodes.title(text="Robustness over seeds")
