@@ -8,6 +8,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Iterable
 
+import numpy as np
 import torch
 
 from feature_learning.book.claims import project_root
@@ -40,6 +41,7 @@ from feature_learning.measure.geometry import (
     sign_consistency,
     weighted_centres,
 )
+from feature_learning.measure.lucky_neurons import level_crossing
 from feature_learning.measure.probes import logistic_probe, rms_normalize
 from feature_learning.measure.statistics import mean_se, paired_one_sided_t
 from feature_learning.models.two_layer import (
@@ -500,24 +502,6 @@ def domino_probe_run(size: DominoSizes, run: Run) -> DominoResult:
 LN2 = math.log(2.0)
 
 
-def _crossing(ts: list[float], ys: list[float], level: float) -> float | None:
-    """The first time the piecewise-linear curve (ts, ys) falls to ``level`` or below (None if it never does)."""
-    for i, y in enumerate(ys):
-        if y <= level:
-            if i == 0:
-                return ts[0]
-            return ts[i - 1] + (ts[i] - ts[i - 1]) * (ys[i - 1] - level) / (ys[i - 1] - y)
-    return None
-
-
-def _at(ts: list[float], ys: list[float], t: float) -> float:
-    """The piecewise-linear curve (ts, ys) at time t (within the range)."""
-    for i in range(1, len(ts)):
-        if ts[i] >= t:
-            return ys[i - 1] + (ys[i] - ys[i - 1]) * (t - ts[i - 1]) / (ts[i] - ts[i - 1])
-    return ys[-1]
-
-
 def _span(values: list[float], fmt: str) -> str:
     low, high = format(min(values), fmt), format(max(values), fmt)
     return low if low == high else f"{low}-{high}"
@@ -529,7 +513,8 @@ def early_diagnosis(text: str) -> dict[str, str]:
     ln 2) and the runs' mass within 0.1 rad of G's extrema there (``diag_flow``, ``diag_mass_early``); the first
     printed flow time at which each run holds half, 90% and 99% of its mass there (``diag_t50``, ``diag_t90``,
     ``diag_t99``: the range over the runs); and for the widest runs alone, each run's own crossing of 1% below ln 2
-    and its mass there, interpolated linearly between the printed times (``diag_own_t``, ``diag_own_mass``)."""
+    and its mass there, interpolated linearly between the printed times (``diag_own_t``, ``diag_own_mass``; the
+    last printed time for a run that never crosses: :func:`~feature_learning.measure.lucky_neurons.level_crossing`)."""
     widths, early, ts, losses, masses, flow = [], [], [], [], [], None
     for line in text.splitlines():
         words = line.split()
@@ -547,8 +532,8 @@ def early_diagnosis(text: str) -> dict[str, str]:
     first = {level: [next((t for t, m in zip(ts, masses, strict=True) if m[r] >= level), math.inf) for r in runs]
              for level in (0.5, 0.9, 0.99)}  # inf: a run that never gets there within the output
     widest = [r for r in runs if widths[r] == max(widths)]
-    own_t = [_crossing(ts, [row[r] for row in losses], 0.99 * LN2) for r in widest]
-    own_mass = [_at(ts, [row[r] for row in masses], t) for r, t in zip(widest, own_t, strict=True)]
+    own_t = level_crossing(ts, torch.tensor(losses).T[widest], 0.99 * LN2).tolist()
+    own_mass = [float(np.interp(t, ts, [row[r] for row in masses])) for r, t in zip(widest, own_t, strict=True)]
     return {"diag_flow": f"{flow:g}", "diag_mass_early": _span(early, ".2f"),
             "diag_t50": _span(first[0.5], "g"), "diag_t90": _span(first[0.9], "g"), "diag_t99": _span(first[0.99], "g"),
             "diag_own_t": _span(own_t, ".1f"), "diag_own_mass": _span(own_mass, ".2f")}
