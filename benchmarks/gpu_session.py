@@ -4,6 +4,7 @@
 one GPU at once, each process with the CPU threads given below so that the machine's cores are not oversubscribed.
 
     python benchmarks/gpu_session.py --until <unix time> --out <folder> [--full a b ...] [--smoke-jobs 5]
+                                     [--threads chapter=N ...]
 
 At the deadline every run still going is stopped (its partial executed notebook stays: papermill saves it after
 each cell). A monitor samples ``nvidia-smi`` every two seconds and keeps each run's peak GPU memory (the kernel
@@ -114,6 +115,8 @@ def main() -> int:
     parser.add_argument("--full", nargs="*", default=[], help="chapters to run at full (notebook names)")
     parser.add_argument("--smoke-jobs", type=int, default=5)
     parser.add_argument("--no-smoke", action="store_true")
+    parser.add_argument("--threads", nargs="*", default=[], metavar="CHAPTER=N",
+                        help="CPU threads of a --full run instead of THREADS' (e.g. contrastive=5)")
     parser.add_argument("--profile", default="full", help="of the --full runs (ci tries this script on a CPU)")
     parser.add_argument("--device", default="cuda", help="of the --full runs (cpu tries this script on a CPU)")
     args = parser.parse_args()
@@ -129,6 +132,12 @@ def main() -> int:
         session["device_memory_gib"] = round(torch.cuda.get_device_properties(0).total_memory / 2**30, 1)
     session["cpus"] = os.cpu_count()
     notebooks = {nb.stem: nb for nb in toc_notebooks(ROOT)}
+    threads = dict(THREADS)
+    for item in args.threads:
+        chapter, _, count = item.partition("=")
+        if chapter not in notebooks or not count.isdigit() or int(count) < 1:
+            parser.error(f"--threads: expected CHAPTER=N with a known chapter and N >= 1, got {item!r}")
+        threads[chapter] = int(count)
     unknown = sorted(set(args.full) - set(notebooks))
     if unknown:
         parser.error(f"--full: unknown chapters {unknown}")
@@ -155,7 +164,7 @@ def main() -> int:
     for chapter in args.full:
         start(f"full:{chapter}", [sys.executable, "-m", "feature_learning.build.seeds", "run", "--notebook",
                                   str(notebooks[chapter]), "--profile", args.profile, "--seed", "0", "--out",
-                                  str(full_out), "--device", args.device], THREADS.get(chapter, 1))
+                                  str(full_out), "--device", args.device], threads.get(chapter, 1))
     ended: dict[str, float] = {}
     while len(ended) < len(runs) and time.time() < args.until:
         for name, _, proc, began, _ in runs:
