@@ -389,6 +389,14 @@ def test_a_chapter_pastes_its_stored_full_run_from_the_ledger(tmp_path):
     assert glue["full_failed"] == first and glue[f"full_{first}"] == "0.7079" and glue[f"full_{first}_status"] == "FAIL"
     assert "Stopped unfinished: at the 9-minute limit" in full_run_glue(stored_full_run("slow", tmp_path))["full_run"]
     assert stored_full_run("absent", tmp_path) is None
+    rebuilt = {**rec, "chapter": "rebuilt", "ledger": {"read_from": "the executed notebook's claims tables",
+                                                       "claims": [{"id": "a", "status": "pass", "measured": "0.1"}]}}
+    keep_full_runs([rebuilt], tmp_path)
+    glue = full_run_glue(stored_full_run("rebuilt", tmp_path))
+    assert glue["full_run"].endswith("read from the executed notebook's claims tables.") and glue["full_a"] == "0.1"
+    from feature_learning.book.claims import full_run_summary
+    assert full_run_summary(stored_full_run("rebuilt", tmp_path)).endswith("(read from the executed notebook's "
+                                                                           "claims tables)")
     assert full_run_glue(None)["full_run"] == "No `full` run of this chapter is stored yet."
 
 

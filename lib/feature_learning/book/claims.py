@@ -232,6 +232,8 @@ def full_run_summary(run: dict | None) -> str:
         text += f"; FAIL: {', '.join(failed)}"
     elif not run.get("ok"):
         text += f"; FAILED: {run.get('error')}"
+    if ledger.get("read_from"):
+        text += f" (read from {ledger['read_from']})"
     return head + text
 
 
@@ -242,7 +244,9 @@ def full_run_glue(run: dict | None) -> dict[str, str]:
     ``full_run``: Markdown, one sentence (date, seed, device and machine, run time and peak GPU memory where stored,
     then the claims by status and the failing ids, or how far a stopped run got); as text ``full_date``,
     ``full_counts``, ``full_failed`` (the failing ids, "none" if none); and for each claim of its ledger
-    ``full_<id>`` (the measured value as the claims tables print it) and ``full_<id>_status``."""
+    ``full_<id>`` (the measured value as the claims tables print it) and ``full_<id>_status``. A ledger with
+    ``read_from`` was rebuilt from the run's executed notebook (its claims tables: ids, statuses, printed values) where
+    the run was stopped after its last cell and before its ledger file was saved; both texts say so."""
     if run is None:
         return {"full_run": "No `full` run of this chapter is stored yet.", "full_date": "never",
                 "full_counts": "none", "full_failed": "none"}
@@ -269,7 +273,9 @@ def full_run_glue(run: dict | None) -> dict[str, str]:
     counts = ", ".join(f"{by_status[s]} {s}" for s in order if s in by_status)
     failed = [c["id"] for c in claims if c["status"] not in ACCEPTED]
     marked = ", ".join(f"`{cid}`" for cid in failed) if failed else "none"
-    out |= {"full_run": head + f"Its {len(claims)} claims: {counts}; failing: {marked}.",
+    read = f" Its ledger was not saved; the statuses and values are read from {ledger['read_from']}." \
+        if ledger.get("read_from") else ""
+    out |= {"full_run": head + f"Its {len(claims)} claims: {counts}; failing: {marked}.{read}",
             "full_counts": counts, "full_failed": ", ".join(failed) if failed else "none"}
     for c in claims:
         out[f"full_{c['id']}"] = format_value(c.get("measured"))
