@@ -173,3 +173,17 @@ def test_full_run_values_read_the_stored_layer_accuracies():
     assert values == {"full_layer_accs": "0.53, 0.15, 0.38", "full_layers": "3",
                       "full_train_steps": f"{experiment.FULL.training.steps:,}"}
     assert experiment.full_run_values(None, experiment.FULL)["full_layer_accs"] == "not stored"
+
+
+def test_smoke_values_read_the_stored_cuda_smoke():
+    """The full section's sentence on the CUDA smoke quotes results/cuda-smoke.json, not typed numbers."""
+    entry = {"changed_claims": {
+        "filter_layer_peak": {"status": "FAIL", "measured": "[0.43, 0.988, 0.998, 0.988]", "se": None,
+                              "relation": "acc(r*) - acc(1) = 0.558 > 0.046; best - acc(r*) = 0.010 <= 0.009 "
+                                          "(paired 2 se)"},
+        "prompt_speedup_full_layer": {"status": "FAIL: within noise of its bound", "measured": 1.6743, "se": 0.4703,
+                                      "relation": "|ours − source| ≤ 0.2·|source|"}}}
+    assert experiment.smoke_values(entry) == {"smoke_best_layer": "3", "smoke_peak_lead": "0.010",
+                                              "smoke_peak_two_se": "0.009", "smoke_speedup": "1.67",
+                                              "smoke_speedup_se": "0.47"}
+    assert set(experiment.smoke_values(None).values()) == {"?"}

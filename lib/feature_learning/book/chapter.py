@@ -35,6 +35,7 @@ from feature_learning.book.claims import (
     format_value,
     full_run_glue,
     source_headline,
+    stored_cuda_smoke,
     stored_full_run,
 )
 from feature_learning.book.display import glue_math, markdown_table
@@ -130,6 +131,10 @@ class Chapter:
         new = self.ledger.to_json()["claims"][self._shown :]
         self._shown = len(self.ledger.claims)
         return HTML(claims_html(new))
+
+    def stored_cuda_smoke(self) -> dict | None:
+        """This chapter's entry in the stored CUDA smoke (:func:`~feature_learning.book.claims.stored_cuda_smoke`)."""
+        return stored_cuda_smoke(self.name)
 
     def stored_full_run(self) -> dict | None:
         """This chapter's stored ``full`` run (``results/full/<chapter>.json``), or None."""

@@ -213,6 +213,13 @@ def stored_full_run(chapter: str, folder: Path | None = None) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def stored_cuda_smoke(chapter: str, path: Path | None = None) -> dict | None:
+    """``chapter``'s entry in the stored CUDA smoke (``results/cuda-smoke.json``: whether it ran through, its claims'
+    statuses, the statuses that differ from the CPU's and, for those, the changed claims' values), or None."""
+    path = path or project_root() / "results" / "cuda-smoke.json"
+    return json.loads(path.read_text()).get("chapters", {}).get(chapter) if path.exists() else None
+
+
 def full_run_summary(run: dict | None) -> str:
     """One line on a stored ``full`` run: device (and machine), date, seed, then the claims held with the ids of
     those that failed, or why it did not finish (stopped at a time limit, or crashed)."""

@@ -38,15 +38,19 @@ def device_class() -> str:
 
 
 def inputs(lib: Path | None = None, project: Path | None = None) -> dict[str, str]:
-    """What the key covers: a hash of the library's source (and pyproject.toml and the stored full runs,
-    ``results/full/*.json``), the versions, the device class."""
+    """What the key covers: a hash of the library's source (and pyproject.toml and the stored results that chapters
+    read: the full runs ``results/full/*.json``, the CUDA smoke ``results/cuda-smoke.json`` and the diagnostics
+    ``results/diagnostics/*``; not the seed sweep, which only the report reads), the versions, the device class."""
     lib = lib or library_root()
     digest = hashlib.sha256()
     files = [(str(p.relative_to(lib.parent)), p) for p in sorted(lib.rglob("*.py"))]
     if project is not None and (project / "pyproject.toml").exists():
         files.append(("pyproject.toml", project / "pyproject.toml"))
-    if project is not None:  # the stored full runs, which every chapter pastes into its full section
-        files += [(str(p.relative_to(project)), p) for p in sorted((project / "results" / "full").glob("*.json"))]
+    if project is not None:  # the stored results that chapters paste into their pages (full sections, diagnoses)
+        results = project / "results"
+        stored = [*sorted((results / "full").glob("*.json")), results / "cuda-smoke.json",
+                  *sorted(p for p in (results / "diagnostics").glob("*") if p.is_file())]
+        files += [(str(p.relative_to(project)), p) for p in stored if p.exists()]
     for name, path in files:
         digest.update(name.encode())
         digest.update(path.read_bytes())

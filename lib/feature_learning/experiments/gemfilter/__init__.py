@@ -56,6 +56,7 @@ from feature_learning.experiments.gemfilter.runs import (  # noqa: F401
     row_ablation,
     select_full_layer,
     selection_correct,
+    smoke_values,
     timing,
     timing_prompt,
     train_decoder,

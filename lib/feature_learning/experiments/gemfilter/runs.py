@@ -9,6 +9,7 @@ import dataclasses
 import functools
 import json
 import math
+import re
 import time
 from collections.abc import Callable
 
@@ -502,3 +503,23 @@ def full_run_values(record: dict | None, full: GemFilterSizes) -> dict[str, str]
     return {"full_layer_accs": ", ".join(f"{a:.2f}" for a in accuracies) if accuracies else "not stored",
             "full_layers": str(len(accuracies)) if accuracies else "?",
             "full_train_steps": f"{full.training.steps:,}"}
+
+
+def smoke_values(entry: dict | None) -> dict[str, str]:
+    """What the chapter's full-run section quotes from the stored CUDA smoke at ``ci`` (``results/cuda-smoke.json``):
+    for ``filter_layer_peak``, the best filter layer and its lead over r* against two paired standard errors (read
+    from the test as the ledger wrote it), and the timed ``prompt_speedup_full_layer`` with its standard error."""
+    changed = (entry or {}).get("changed_claims", {})
+    out = {"smoke_best_layer": "?", "smoke_peak_lead": "?", "smoke_peak_two_se": "?", "smoke_speedup": "?",
+           "smoke_speedup_se": "?"}
+    peak = changed.get("filter_layer_peak")
+    if peak:
+        accuracies = json.loads(peak["measured"]) if isinstance(peak["measured"], str) else peak["measured"]
+        out["smoke_best_layer"] = str(max(range(len(accuracies)), key=accuracies.__getitem__) + 1)
+        lead = re.search(r"best - acc\(r\*\) = ([0-9.]+) <= ([0-9.]+)", peak["relation"])
+        if lead:
+            out["smoke_peak_lead"], out["smoke_peak_two_se"] = lead.groups()
+    speedup = changed.get("prompt_speedup_full_layer")
+    if speedup:
+        out["smoke_speedup"], out["smoke_speedup_se"] = f"{speedup['measured']:.2f}", f"{speedup['se']:.2f}"
+    return out

@@ -13,7 +13,8 @@ SOURCE_MAP = [
          claims=["optimum_vstar", "top_r_directions", "trained_matches_optimum", "pretraining_loss_per_rank",
                  "sgd_lands_on_vstar", "sgd_loss_near_optimum", "sgd_full_matrix"],
          note="the source gives no training; by online SGD the whole matrix misses the notes' 5% tolerance at low "
-              "rank (sgd_full_matrix, not reproduced), its diagonal and loss do not"),
+              "rank at this page's budget and meets it at full's (sgd_full_matrix, inconclusive), its diagonal and "
+              "loss meet it at both"),
     dict(id="thm_5_4_1_proof", where="Thm 5.4.1 proof (App. D.2.1)", status="erratum",
          what="The proof asserts that V* is diagonal and writes U Q^T U* Q for u* Q^T U* Q", claims=["optimum_vstar"],
          note="diagonality needs Eckart-Young on the completed square (derived in the chapter)"),
