@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from feature_learning.book.profiles import ParameterError, by_profile, check_int, resolve_device, start_run
+from feature_learning.book.profiles import ParameterError, Run, by_profile, check_int, resolve_device, start_run
 
 
 def test_unknown_profile_names_parameter_and_allowed_values():
@@ -54,6 +54,22 @@ def test_named_streams_are_reproducible_distinct_and_independent_of_other_stream
     assert 0 <= run.stream_seed("x") < 2**63
     rng = run.numpy_rng("probe", 2)
     assert rng.integers(1 << 30) == run.numpy_rng("probe", 2).integers(1 << 30)
+
+
+def test_device_generator_is_the_named_stream_on_the_cpu_and_the_pretend_accelerator():
+    """On the CPU (and on ``meta``, the pretend accelerator, which has no generators) ``device_generator`` is
+    ``generator``: the same numbers, so CPU runs do not change when a chapter draws with it."""
+    for device in ("cpu", "meta"):
+        run = Run("ci", 7, torch.device(device))
+        g = run.device_generator("pretrain", 3)
+        assert g.device == torch.device("cpu")
+        a = torch.randn(5, generator=g, device=g.device, dtype=torch.float64)
+        assert torch.equal(a, torch.randn(5, generator=run.generator("pretrain", 3), dtype=torch.float64))
+        assert torch.equal(torch.multinomial(torch.ones(2, 4), 6, True, generator=run.device_generator("t")),
+                           torch.multinomial(torch.ones(2, 4), 6, True, generator=run.generator("t")))
+    if torch.cuda.is_available():
+        g = Run("ci", 7, torch.device("cuda")).device_generator("pretrain", 3)
+        assert g.device.type == "cuda" and torch.randn(2, generator=g, device=g.device).device.type == "cuda"
 
 
 def test_override_reaches_into_nested_sizes_and_differences_lists_dotted_paths():

@@ -122,6 +122,17 @@ class Run:
         """A fresh CPU ``torch.Generator`` for the stream ``name`` (see :meth:`stream_seed`)."""
         return torch.Generator().manual_seed(self.stream_seed(name, *keys))
 
+    def device_generator(self, name: str, *keys: Any) -> torch.Generator:
+        """A fresh ``torch.Generator`` on the run's device for the stream ``name``: draws made with it (pass
+        ``device=generator.device`` to the sampler) are made where they are used, not on the CPU and then copied.
+
+        On the CPU it is exactly :meth:`generator` (same seed, same numbers); so is it on a device without
+        generators of its own (``meta``, the pretend accelerator of :mod:`feature_learning.build.device_audit`).
+        On CUDA the stream has the same seed but CUDA's generator, so the draws differ from the CPU's (same
+        distribution): use it where a run's verdicts and bounds do not depend on the particular draws."""
+        device = self.device if self.device.type not in ("cpu", "meta") else torch.device("cpu")
+        return torch.Generator(device=device).manual_seed(self.stream_seed(name, *keys))
+
     def numpy_rng(self, name: str, *keys: Any) -> np.random.Generator:
         """A fresh NumPy generator for the stream ``name`` (see :meth:`stream_seed`)."""
         return np.random.default_rng(self.stream_seed(name, *keys))
