@@ -56,3 +56,17 @@ def test_ball_and_dykstra():
                                 C, 0.5) for _ in range(100)]
     Q = [q for q in Q if float(torch.linalg.matrix_norm(q, 2)) <= 1 + 1e-12]
     assert all(float(((W - X) * (q - X)).sum()) <= 1e-5 for q in Q)
+
+
+def test_small_matrices_on_an_accelerator_are_projected_on_the_cpu_with_the_cpus_numbers():
+    """Off the CPU a batch of small matrices goes through the CPU (cuSOLVER's batched SVD of small matrices is slow)
+    and comes back on its device: on the pretend accelerator, the CPU's numbers, on the device."""
+    from feature_learning.build.device_audit import ACCELERATOR, pretend_accelerator
+
+    W = 2 * torch.randn(3, 5, 8, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    on_cpu = project_spectral_frobenius(W, 1.0, math.sqrt(3))
+    with pretend_accelerator() as marks:
+        on_device = project_spectral_frobenius(W.to(ACCELERATOR), 1.0, math.sqrt(3))
+        assert marks.has(on_device) and on_device.device == ACCELERATOR
+        on_device = on_device.cpu()
+    assert torch.equal(on_device, on_cpu)

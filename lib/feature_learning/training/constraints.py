@@ -10,7 +10,11 @@
 * :func:`dykstra`: the exact projection onto an intersection of convex sets from the projections onto each
   (Dykstra's algorithm); App. F.2.4's fine-tuning set {||W - W*||_F <= gamma, ||W|| <= 1} is one.
 
-All functions take a leading batch of matrices (..., k, d).
+All functions take a leading batch of matrices (..., k, d). A batch of small matrices on an accelerator is
+projected onto the spectral-Frobenius set on the CPU and the result moved back (:data:`CPU_SVD_MAX_SIDE`): cuSOLVER
+takes their SVDs one by one (80 float64 matrices 25 x 35: the SVD took 69 ms on an H200, the projection 79 ms,
+against 22 ms for the projection through the CPU, both copies included; 64 matrices 85 x 95: 292 ms against 79 ms).
+On the CPU nothing changes.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import torch
+
+CPU_SVD_MAX_SIDE = 128  # matrices of at most this many rows and columns are projected on the CPU (module docstring)
 
 
 def project_singular_values(sigma: torch.Tensor, spectral: float, frobenius: float,
@@ -40,7 +46,10 @@ def project_singular_values(sigma: torch.Tensor, spectral: float, frobenius: flo
 
 
 def project_spectral_frobenius(W: torch.Tensor, spectral: float = 1.0, frobenius: float = 1.0) -> torch.Tensor:
-    """Euclidean projection of W (..., k, d) onto {||W||_2 <= spectral, ||W||_F <= frobenius} (module docstring)."""
+    """Euclidean projection of W (..., k, d) onto {||W||_2 <= spectral, ||W||_F <= frobenius} (module docstring).
+    Small matrices off the CPU are projected on the CPU and returned on W's device (module docstring)."""
+    if W.device.type != "cpu" and max(W.shape[-2:]) <= CPU_SVD_MAX_SIDE:
+        return project_spectral_frobenius(W.cpu(), spectral, frobenius).to(W.device)
     U, S, Vh = torch.linalg.svd(W, full_matrices=False)
     return U @ torch.diag_embed(project_singular_values(S, spectral, frobenius)) @ Vh
 
