@@ -43,6 +43,11 @@ FC = override(
 )
 CT = override(ct.CI, allocation={"pairs": ((5, 10),), "Ts": (1, 4), "n": 5000, "grid_points": 21},
                  pretrain={"steps": 20, "batch": 256, "replicas": 2, "cka_samples": 500})
+CT_LATER = override(CT, pretrain={"steps": 5, "batch": 64, "cka_samples": 100},
+                    tradeoff={"ms": (10,), "draws": 2, "n_test": 100, "large_T": 4, "large_prefixes": (1, 4),
+                              "closed_replicas": 2},
+                    finetune={"gammas": (0.0, 0.5), "steps": 5, "ms": (10,)},
+                    regularisation={"Ts": (4,), "ms": (10,), "steps": 5, "replicas": 2, "n_test": 100})
 FE = override(fe.CI, parity={"d": 12, "D": 8, "k": 3, "m": 6, "n": 300, "n_test": 200, "steps": 12, "batch": 50,
                                 "log_every": 5, "seeds": 2}, variants={"seeds": 1, "dims": (8, 24)})
 LG = dataclasses.replace(lg.PatchModel(), n_lucky=1.0, P=12, s_star=3, d_min=16, d_spare=4, batch=16)
@@ -50,6 +55,12 @@ LG = dataclasses.replace(lg.PatchModel(), n_lucky=1.0, P=12, s_star=3, d_min=16,
 
 ICL = override(icl.CI, transformer={"shapes": ((8, 1, 1), (16, 2, 2)), "steps": 10, "batch": 16, "seeds": 2,
                                         "eval_prompts": 200})
+
+
+def _finetune_readouts(fin):
+    """Contrastive fine-tuning's results but its spectral norms, whose 2-norm differs in the last bit between the CPU
+    and the pretend device (2.2e-16, already before the draws moved to the run's device)."""
+    return fin.weights, fin.distance, fin.accuracy
 
 
 def _parity_and_ticket(run):
@@ -77,6 +88,9 @@ CASES = {
     "feature_contamination.regression": lambda run: fc.regression(FC, run),
     "label_granularity.train_run": lambda run: lg.train_run(LG, 2, lg.LABELS[0], 30, 2, run, n_log=5, early=2),
     "contrastive.allocation_and_pretrain": lambda run: (ct.allocation(CT, run), ct.pretrain(CT, run)),
+    "contrastive.tradeoff_finetune_regularisation": lambda run: (
+        ct.tradeoff(CT_LATER, run, ct.pretrain(CT_LATER, run)), _finetune_readouts(ct.finetune(CT_LATER, run)),
+        ct.regularisation_table(CT_LATER, run)),
     "fourier_circuits.grokking_sweep": lambda run: fo.grokking_sweep(
         fo.GrokSizes(pairs=((2, 5),), steps=4, seeds=(2,), width=8, heads=2, attention_k=3), run),
     "icl_model_scale.transformer_scale_sweep": lambda run: icl.transformer_scale_sweep(ICL, run),

@@ -8,6 +8,8 @@ z_{R_t} ~ N(0, I), z_{R \\ R_t} = 0, z_U ~ N(0, I), x = M z with M an orthonorma
 z_R and redraws z_U; a label is y = u_t*^T z_{R_t} (real; sign(y) for classification).
 
 Coordinates are ordered S, P_1, ..., P_T, U. Every sampler takes a leading batch shape (replicas, e.g. seeds).
+Samplers draw on their generator's device (a CPU generator draws on the CPU; one on M's device, e.g.
+:meth:`feature_learning.book.profiles.Run.device_generator`, draws there) and return tensors on M's device.
 """
 
 from __future__ import annotations
@@ -75,14 +77,15 @@ class MultiTaskLinear:
         (broadcastable to tasks.shape, e.g. with a 1 on a configuration axis) shares the Gaussian draws along the
         axes where it is 1: common random numbers for runs that differ only in their tasks."""
         shape = tuple(tasks.shape) if noise_shape is None else tuple(noise_shape)
-        g = torch.randn(*shape, self.d, generator=generator, dtype=self.M.dtype).to(self.M.device)
+        g = torch.randn(*shape, self.d, generator=generator, dtype=self.M.dtype, device=generator.device)
+        g = g.to(self.M.device)
         return g * self.task_mask(tasks.to(self.M.device))
 
     def augment(self, z: torch.Tensor, generator: torch.Generator, noise_shape: tuple | None = None) -> torch.Tensor:
         """The positive partner of eq. (7.7): z_R kept, z_U redrawn from N(0, I) (``noise_shape`` as in
         :meth:`sample_z`)."""
         shape = tuple(z.shape[:-1]) if noise_shape is None else tuple(noise_shape)
-        fresh = torch.randn(*shape, self.u, generator=generator, dtype=z.dtype).to(z.device)
+        fresh = torch.randn(*shape, self.u, generator=generator, dtype=z.dtype, device=generator.device).to(z.device)
         return torch.cat([z[..., : self.k], fresh.expand(*z.shape[:-1], self.u)], -1)
 
     def inputs(self, z: torch.Tensor) -> torch.Tensor:
@@ -91,8 +94,9 @@ class MultiTaskLinear:
 
     def mixture_tasks(self, included: torch.Tensor, n: int, generator: torch.Generator) -> torch.Tensor:
         """Task indices (..., n) of even mixtures: ``included`` (..., T) marks (0/1) the tasks of each replica's
-        mixture; each example's task is uniform among them. (Drawn on the CPU generator, returned on M's device.)"""
-        weights = included.to(torch.float64).cpu()
+        mixture; each example's task is uniform among them. (Drawn on the generator's device, returned on M's
+        device.)"""
+        weights = included.to(torch.float64).to(generator.device)
         flat = weights.reshape(-1, self.T)
         idx = torch.multinomial(flat, n, replacement=True, generator=generator)
         return idx.reshape(*weights.shape[:-1], n).to(self.M.device)
@@ -104,7 +108,8 @@ class MultiTaskLinear:
     def label_directions(self, generator: torch.Generator, batch_shape: tuple = ()) -> torch.Tensor:
         """u_t* for every task, (*batch_shape, T, r): Gaussian directions on S and on P_t, each scaled to norm
         1/sqrt(2), so v_{t,1} = v_{t,2} = 1/2 and ||u_t*|| = 1 (the r = 2s illustration of Prop. F.8)."""
-        g = torch.randn(*batch_shape, self.T, self.r, generator=generator, dtype=self.M.dtype).to(self.M.device)
+        g = torch.randn(*batch_shape, self.T, self.r, generator=generator, dtype=self.M.dtype,
+                        device=generator.device).to(self.M.device)
         a, b = g[..., : self.s], g[..., self.s:]
         scale = 1 / math.sqrt(2)
         return torch.cat([a / a.norm(dim=-1, keepdim=True) * scale, b / b.norm(dim=-1, keepdim=True) * scale], -1)

@@ -1,5 +1,7 @@
 """The five experiments of the chapter "Contrastive learning between universality and label efficiency", in
-notebook order, on the linear multi-task model of Sec. 7.2.2 in float64."""
+notebook order, on the linear multi-task model of Sec. 7.2.2 in float64. The draws inside the runs use
+``run.device_generator`` (on a GPU they are made there, not on the CPU and copied; on the CPU the numbers are
+``run.generator``'s); the dictionary M and the allocation problem, computed on the CPU, use ``run.generator``."""
 
 from __future__ import annotations
 
@@ -116,7 +118,8 @@ def learn_representations(model: MultiTaskLinear, configs: torch.Tensor, p: Pret
     Returns (W (R, C, k, d), history)."""
     R, C = p.replicas, configs.shape[0]
     if W0 is None:
-        W0 = p.init_scale * torch.randn(R, C, model.k, model.d, generator=generator, dtype=DTYPE)
+        W0 = p.init_scale * torch.randn(R, C, model.k, model.d, generator=generator, dtype=DTYPE,
+                                        device=generator.device)
     W = W0.to(model.M.device).clone().requires_grad_()
     included = configs.expand(R, C, model.T)
     fro = math.sqrt(model.r)
@@ -138,9 +141,9 @@ def pretrain(size: ContrastiveSizes, run: Run) -> Pretrained:
     read the feature weights and compare the representations by linear CKA on target-task inputs."""
     model = draw_model(size, run)
     configs, names = pretrain_configs(model)
-    W, hist = learn_representations(model, configs, size.pretrain, run.generator("pretrain"))
+    W, hist = learn_representations(model, configs, size.pretrain, run.device_generator("pretrain"))
     weights = feature_weights(W, model.M).cpu()  # measurements live on the CPU (the notebook's statistics)
-    g = run.generator("cka")
+    g = run.device_generator("cka")
     z = model.sample_z(torch.zeros(size.pretrain.replicas, size.pretrain.cka_samples, dtype=torch.long), g)
     feats = torch.einsum("rnd,rckd->rcnk", model.inputs(z), W)
     cka, closed = {}, {}
@@ -198,12 +201,12 @@ def reduced_probe_accuracy(s: int, r: int, betas, t_sizes: TradeoffSizes, ms, re
     zero coordinates, so the probe sees sqrt(w) * z_{R_t} (r numbers)."""
     D = t_sizes.draws
     w = torch.tensor([[1.0] * s + [b] * (r - s) for b in betas], dtype=DTYPE, device=device).sqrt()  # (B, r)
-    g = torch.randn(replicas, D, 2, r, generator=generator, dtype=DTYPE)
+    g = torch.randn(replicas, D, 2, r, generator=generator, dtype=DTYPE, device=generator.device)
     u = torch.cat([g[..., 0, :s] / g[..., 0, :s].norm(dim=-1, keepdim=True),
                    g[..., 1, s:] / g[..., 1, s:].norm(dim=-1, keepdim=True)], -1).to(device) / math.sqrt(2)
 
     def labelled(n):
-        z = torch.randn(replicas, D, n, r, generator=generator, dtype=DTYPE).to(device)
+        z = torch.randn(replicas, D, n, r, generator=generator, dtype=DTYPE, device=generator.device).to(device)
         y = sign((z * u[:, :, None]).sum(-1))
         return z[:, None] * w[None, :, None, None], y[:, None]
 
@@ -269,7 +272,7 @@ def tradeoff(size: ContrastiveSizes, run: Run, pre: Pretrained) -> Tradeoff:
     representations for T = 4 and T = large_T."""
     t = size.tradeoff
     model, T = pre.model, pre.model.T
-    acc = learned_probe_accuracy(model, pre.W, range(T), t, t.ms, run.generator("tradeoff_learned"))
+    acc = learned_probe_accuracy(model, pre.W, range(T), t, t.ms, run.device_generator("tradeoff_learned"))
     R, D = acc.shape[1], acc.shape[-1]
     per = acc[:, :, :T]  # (ms, R, n, tasks, D): mixtures of the first n tasks
     target = per[:, :, :, 0].permute(0, 2, 1, 3).reshape(len(t.ms), T, R * D)
@@ -277,9 +280,9 @@ def tradeoff(size: ContrastiveSizes, run: Run, pre: Pretrained) -> Tradeoff:
     learned = TradeoffCurve("learned, T=4", tuple(range(1, T + 1)), tuple(t.ms), T, target, average)
     other = acc[:, :, 0, 1].reshape(len(t.ms), R * D)
     closed = closed_form_curve(model.s, model.r, T, tuple(range(1, T + 1)), t, t.closed_replicas,
-                               run.generator("tradeoff_closed"), run.device, f"closed form, T={T}")
+                               run.device_generator("tradeoff_closed"), run.device, f"closed form, T={T}")
     large = closed_form_curve(model.s, model.r, t.large_T, t.large_prefixes, t, t.closed_replicas,
-                              run.generator("tradeoff_large"), run.device, f"closed form, T={t.large_T}")
+                              run.device_generator("tradeoff_large"), run.device, f"closed form, T={t.large_T}")
     return Tradeoff(learned, closed, large, other)
 
 
@@ -322,7 +325,7 @@ def finetune(size: ContrastiveSizes, run: Run) -> Finetuned:
     W = W0.to(model.M.device).clone().requires_grad_()
     holder["W"] = W
     included = configs.expand(R, G, T)
-    g = run.generator("finetune")
+    g = run.device_generator("finetune")
 
     def loss(step):
         return contrastive_loss(model, W, model.mixture_tasks(included, size.pretrain.batch, g), g)
@@ -335,7 +338,8 @@ def finetune(size: ContrastiveSizes, run: Run) -> Finetuned:
     spectral = torch.linalg.matrix_norm(W, 2).cpu()
     W_spec = model.representation(model.block_weights(1, 1.0, 1.0)).expand(R, 1, model.k, model.d)
     t_sizes = size.tradeoff
-    acc = learned_probe_accuracy(model, torch.cat([W, W_spec], 1), [0], t_sizes, f.ms, run.generator("finetune_lp"))
+    acc = learned_probe_accuracy(model, torch.cat([W, W_spec], 1), [0], t_sizes, f.ms,
+                                 run.device_generator("finetune_lp"))
     acc = acc[:, :, :, 0].permute(0, 2, 1, 3).reshape(len(f.ms), G + 1, -1)
     predicted = tuple(theory.finetune_beta(model.s, T, gam) for gam in f.gammas)
     return Finetuned(tuple(f.gammas), weights, distance, spectral, predicted, tuple(f.ms), acc, model)
@@ -382,8 +386,8 @@ def regularised_finetune(model: MultiTaskLinear, m: int, r_sizes: Regularisation
         pred = (phi * u[:, :, None, None]).sum(-1) + b[..., None, None]
         cls = torch.nn.functional.softplus(-y[:, None, :, None] * pred).mean((-1, -2))
         cls = cls + r_sizes.head_penalty * u.pow(2).sum(-1)
-        i = torch.randint(m, (r_sizes.pairs,), generator=generator).to(dev)
-        a = torch.randint(A, (2, r_sizes.pairs), generator=generator).to(dev)
+        i = torch.randint(m, (r_sizes.pairs,), generator=generator, device=generator.device).to(dev)
+        a = torch.randint(A, (2, r_sizes.pairs), generator=generator, device=generator.device).to(dev)
         anchor, positive = phi[:, :, i, a[0]], phi[:, :, i, a[1]]
         con = logistic_contrastive(anchor, positive, anchor.mean(-2, keepdim=True)).mean(-1)
         return (cls + r_sizes.lam * ours * con).sum()
@@ -408,6 +412,6 @@ def regularisation_table(size: ContrastiveSizes, run: Run) -> list[Regularisatio
     for T in r_sizes.Ts:
         model = draw_model(size, run, T)
         for m in r_sizes.ms:
-            rows.append(regularised_finetune(model, m, r_sizes, run.generator("regularisation", T, m),
+            rows.append(regularised_finetune(model, m, r_sizes, run.device_generator("regularisation", T, m),
                                              size.tradeoff.C))
     return rows
