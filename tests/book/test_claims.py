@@ -49,7 +49,7 @@ def test_passing_ledger_is_written_as_json_with_kinds_nulls_and_sources(tmp_path
                                 "claims": ["c2"], "note": None, "analogue": None}]
     assert data["profile"] == "ci" and data["chapter"] == "demo"
     html = led._repr_html_()
-    assert "<table class='claims-table'>" in html and "<th>claim · kind</th>" in html
+    assert "<table class='claims-table'>" in html and "<th>claim</th>" in html
     assert "<span class='claim-kind'>" in html and "claim-badge claim-pass" in html
     assert "1 of 1 source results reproduced" in shown._repr_html_()
 
@@ -130,16 +130,22 @@ def test_the_noise_guard_reads_as_a_distance_in_the_table():
     assert "5.0 se from its bound" in html and "fails within" not in html
 
 
-def test_each_claim_is_two_rows_its_numbers_then_its_statement_across_the_table():
+def test_each_claim_is_two_rows_its_numbers_then_its_statement_and_details_across_the_table():
+    """The first row holds only what a reader scans down a column (id, values, test, badge); the statement, the kind,
+    the place in the source, the null's description and the status's reason go in the row across the table."""
     led = ledger()
     led.at_least("first_claim", "a statement long enough to wrap", "Thm 1", kind=V, measured=0.95, bound=0.9)
     led.at_least("second", "another <statement>", "Fig 2", kind=R, measured=0.97, bound=0.95, null=CHANCE,
-                 revised="bound moved after seed 7 failed")
+                 revised="bound moved after seed 7 failed", inconclusive="holds at some seeds", rate=(3, 4))
     html = claims_html(led.to_json()["claims"])
     assert html.count("<tr class='claim-numbers'>") == 2 and html.count("<tr class='claim-statement'>") == 2
     assert html.count("<td colspan='6'>") == 2 and "another &lt;statement&gt; <em>Revised: bound moved" in html
-    numbers = html.split("<tr class='claim-numbers'>")[1].split("</tr>")[0]
-    assert numbers.count("<td>") == 6 and "a statement long" not in numbers and "verification" in numbers
+    numbers = [row.split("</tr>")[0] for row in html.split("<tr class='claim-numbers'>")[1:]]
+    assert all(row.count("<td>") == 6 for row in numbers)
+    for word in ("a statement long", "verification", "Thm 1", "chance", "holds at some seeds", "3 of 4"):
+        assert word not in "".join(numbers) and word in html, word
+    assert "<span class='claim-kind'>reproduction</span> · Fig 2 · null: chance · holds in 3 of 4 runs; holds at " \
+           "some seeds" in html
 
 
 def test_source_map_lists_the_carrying_claims_under_each_result():
@@ -424,3 +430,12 @@ def test_headline_leaves_out_the_predictions_of_a_chapter_that_makes_none():
     data = led.to_json()
     data["claims"] = [c for c in data["claims"] if c.get("kind") != "prediction"]
     assert source_headline(data).endswith("1 not attempted; 1 theorem verification pass.")
+
+
+def test_standard_errors_print_at_two_significant_digits_beside_the_value():
+    from feature_learning.book.claims import format_se
+    assert [format_se(x) for x in (2.444e-4, 0.003143, 0.4703, 12.34, 1234.5, 2e-6)] == \
+        ["0.00024", "0.0031", "0.47", "12", "1,234", "2.000e-6"]
+    led = ledger()
+    led.at_least("c", "s", "w", kind=V, measured=0.9998, bound=0.9, se=2.0e-4)
+    assert "0.9998\u00a0±\u00a00.0002<" in claims_html(led.to_json()["claims"])

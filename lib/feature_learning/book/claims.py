@@ -510,11 +510,13 @@ def claim_json(claim: Claim) -> dict:
 
 
 # -- rendering ------------------------------------------------------------------------------------------------
-# The kind sits under the claim's id (beside where it is in the source) rather than in a column of its own: seven
-# columns were wider than the page's column in 25 of the 135 chapter tables, which cut the status column off at the
-# right. The statement takes a row of its own under the numbers, across the whole table: squeezed into the first
-# column it wrapped to three to six lines per claim and made the claims tables a quarter of a chapter's height.
-COLUMNS = ("claim · kind", "source", "ours", "null", "test", "status")
+# A claim is two rows. The first holds what a reader scans down a column: the id, the source's value, ours, the
+# null's value, the test and the status badge. The second runs across the whole table: the statement, then in small
+# print the kind, where it is in the source, what the null is, and why the status is what it is (the distance from
+# the bound, the rate, the reason). In narrow columns the kind and place under the id, the null's description and
+# the status's reason wrapped to three to eight lines per claim (a reason beside its badge up to twelve), and the
+# claims tables were a quarter to a third of a chapter's height; seven columns were wider than the page's column.
+COLUMNS = ("claim", "source", "ours", "null", "test", "status")
 
 STATUS_CLASSES = {
     STATUS_PASS: "pass",
@@ -536,10 +538,22 @@ def badge(status: str) -> str:
     return f"<span class='claim-badge claim-{cls}'>{html.escape(status)}</span>"
 
 
+def format_se(se: Any) -> str:
+    """A standard error at two significant digits, without an exponent between 1e-4 and 1e4 ("0.00024", "0.47", "12",
+    "1,234"); else as :func:`format_value` prints a number."""
+    se = _plain(se)
+    if isinstance(se, float) and 1e-4 <= abs(se) < 100:
+        return f"{se:.2g}"
+    if isinstance(se, float) and 100 <= abs(se) < 1e4:
+        return f"{se:,.0f}"
+    return format_value(se)
+
+
 def _ours(claim: dict) -> str:
+    """Our value and its standard error, joined by non-breaking spaces so that the pair stays on one line."""
     text = format_value(claim["measured"])
     if claim.get("se") is not None:
-        text += f" ± {format_value(claim['se'])}"
+        text += f"\u00a0±\u00a0{format_se(claim['se'])}"
     return text
 
 
@@ -560,29 +574,26 @@ def status_note(claim: dict) -> str:
 
 
 def claim_statement(claim: dict) -> str:
-    """What the claim says (and how it was revised, if it was), as HTML: the row under the claim's numbers."""
+    """The row under the claim's numbers, as HTML: what the claim says (and how it was revised, if it was), then in
+    small print its kind, where it sits in the source, its null model and the status's explanation."""
     statement = html.escape(claim["statement"])
     if claim.get("revised"):
         statement += f" <em>Revised: {html.escape(claim['revised'])}</em>"
-    return statement
+    details = [f"<span class='claim-kind'>{html.escape(claim.get('kind', '?'))}</span>", html.escape(claim["where"])]
+    if claim.get("null_model"):
+        details.append(f"null: {html.escape(claim['null_model'])}")
+    note = status_note(claim)
+    if note:
+        details.append(html.escape(note))
+    return f"{statement} <small class='claim-details'>{' · '.join(details)}</small>"
 
 
 def claim_cells(claim: dict) -> list[str]:
-    """One claim's numbers as HTML cells of ``COLUMNS`` (its statement: :func:`claim_statement`)."""
-    null = "—"
-    if claim.get("null_model"):
-        null = f"{html.escape(format_value(claim['null']))} <small>({html.escape(claim['null_model'])})</small>"
+    """One claim's numbers as HTML cells of ``COLUMNS`` (the rest of it: :func:`claim_statement`)."""
+    null = html.escape(format_value(claim["null"])) if claim.get("null_model") else "—"
     source = format_value(claim["source_value"]) if claim.get("source_value") is not None else "—"
-    note = status_note(claim)
-    return [
-        f"{code_id(claim['id'])}<br><small><span class='claim-kind'>"
-        f"{html.escape(claim.get('kind', '?'))}</span> · {html.escape(claim['where'])}</small>",
-        html.escape(source),
-        html.escape(_ours(claim)),
-        null,
-        html.escape(claim["relation"]),
-        badge(claim["status"]) + (f"<br><small>{html.escape(note)}</small>" if note else ""),
-    ]
+    return [code_id(claim["id"]), html.escape(source), html.escape(_ours(claim)), null,
+            html.escape(claim["relation"]), badge(claim["status"])]
 
 
 def code_id(claim_id: str) -> str:
