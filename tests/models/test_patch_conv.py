@@ -128,3 +128,50 @@ def test_conditioned_init_has_the_required_singly_activated_neurons():
     assert pruned.redraws == net.redraws
     keep = net.W[..., feats].max(-1).values >= 1.5
     assert torch.equal(pruned.W[0, 0, : int(keep[0, 0].sum())], net.W[0, 0][keep[0, 0]])
+
+
+def _sparse_net_and_batch(dtype, seed=3, N=11):
+    """Half the neurons fire rarely (bias far below the pre-activations' scale), so the live set differs per chunk."""
+    net, X, labels = _net_and_batch(C=3, m=8, d=10, R=2, N=N, P=5, seed=seed)
+    b = net.b.clone()
+    b[..., ::2] = -9.0
+    return PatchConvNet(net.W.to(dtype), b.to(dtype)), X.to(dtype), labels
+
+
+def test_chunks_cover_the_batch_and_are_one_within_the_budget():
+    net, X, _ = _sparse_net_and_batch(D)
+    R, N, P, _ = X.shape
+    per_sample = R * net.n_outputs * net.width * P
+    assert net.chunks(X) == [(0, N)]  # the default budget: one chunk, the unchunked path
+    net.max_elements = N * per_sample
+    assert net.chunks(X) == [(0, N)]
+    net.max_elements = 3 * per_sample + per_sample // 2
+    assert net.chunks(X) == [(0, 3), (3, 6), (6, 9), (9, 11)]
+    net.max_elements = 1  # below one sample: one sample at a time
+    assert net.chunks(X) == [(n, n + 1) for n in range(N)]
+
+
+def test_chunked_forward_and_gradient_match_the_whole_batch():
+    """A budget of a few samples: F and the gradient (a sum over chunks) those of the whole batch to rounding (not
+    bit for bit: the matrix product's rounding depends on its shape, here a few ulps); the live neurons differ
+    between chunks; the scratch buffers stay within the budget."""
+    for dtype, tol in ((D, 1e-13), (torch.float32, 1e-5)):
+        whole, X, labels = _sparse_net_and_batch(dtype)
+        grad, F = whole.gradient(X, labels)
+        F_fwd = whole(X)
+        per_sample = X.shape[0] * whole.n_outputs * whole.width * X.shape[2]
+        chunked = PatchConvNet(whole.W.clone(), whole.b.clone(), max_elements=3 * per_sample)
+        parts = chunked.chunks(X)
+        assert len(parts) == 4
+        lives = {tuple(chunked._live(X[:, lo:hi])[2].tolist()) for lo, hi in parts}
+        assert len(lives) > 1
+        grad_c, F_c = chunked.gradient(X, labels)
+        assert torch.allclose(F_c, F, atol=0, rtol=tol) and torch.equal(F_fwd, F)
+        assert torch.equal(chunked(X), F_c)
+        assert torch.allclose(grad_c, grad, atol=tol * grad.abs().max(), rtol=tol)
+        assert grad.abs().max() > 0
+        for name in ("pre", "act"):
+            assert chunked.workspace[name].numel() <= chunked.max_elements
+        assert whole.workspace["pre"].numel() == per_sample * X.shape[1]  # the unchunked net held the whole batch
+        W = chunked.W.clone().requires_grad_(True)  # the allocating path under autograd, chunked as well
+        assert torch.equal(PatchConvNet(W, chunked.b, max_elements=3 * per_sample)(X).detach(), F_c)

@@ -18,6 +18,11 @@ on every data feature lie below (tau - delta) sigma0 never fires if the noise an
 lift it by delta sigma0: it gets no gradient, its bias never moves, and it can be dropped at initialisation
 (``prune_margin=delta`` in :func:`init_thresholded`). Outputs with fewer kept neurons are padded with silent
 neurons (w = 0, b = ``PAD_BIAS``) that never fire and never move.
+
+Memory: the forward pass and the gradient hold the (R, C m, N P) pre-activations and the activations of the live
+neurons. Where the pre-activations would exceed ``max_elements`` (default :data:`MAX_PRE_ELEMENTS`) elements, the
+batch is processed in chunks of samples (:meth:`PatchConvNet.chunks`): F is per sample and the gradient a sum over
+the chunks. The chunking depends on the shapes only; a batch within the budget takes the unchunked path.
 """
 
 from __future__ import annotations
@@ -28,6 +33,17 @@ from collections.abc import Mapping, Sequence
 import torch
 
 PAD_BIAS = -1.0e4  # the bias of a padding neuron: relu(<0, x> - 1e4) = 0 for every input
+# The largest (R, C m, N P) pre-activation held at once, in elements (4.3 GB in float32); a larger batch is processed
+# in chunks of samples. Chosen from the label-granularity chapter's largest ones (R C m N P from sizes.py's CI, BOOK
+# and FULL, m the pruned width as drawn at seed 0):
+#   ci:   1.3e8 (coarse k = 16 evaluation, 12 x 2 x 361 x 640 x 24);
+#   book: 5.5e8 (fine k = 16 evaluation, 3 x 32 x 375 x 640 x 24); ci and book fit, so their numbers are those of
+#         the unchunked code;
+#   full: fine k = 32 evaluation 8 x 64 x 672 x 1280 x 24 = 1.06e10 (42 GB in float32 for the pre-activations alone,
+#         ~35 GB more for the live activations: the out-of-memory crash on the H200), in 10 chunks of 130 samples;
+#         fine k = 16 evaluation 1.5e9 in 2 chunks; fine k = 32 training 1.06e9, just within. The pre-activations,
+#         the activations and the eq. (93) look-ahead then take at most ~4.3 GB each, ~13 GB together.
+MAX_PRE_ELEMENTS = 2**30
 
 
 @dataclasses.dataclass
@@ -39,6 +55,8 @@ class PatchConvNet:
     redraws: int = 0  # initialisation blocks rejected by the condition of :func:`init_thresholded`
     # reusable scratch memory for the (R, C m, N P) pre-activations of :meth:`_live` (see :func:`scratch`)
     workspace: dict = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
+    # the largest pre-activation (R, C m, n P) computed at once, in elements: larger batches go in chunks of samples
+    max_elements: int = dataclasses.field(default=MAX_PRE_ELEMENTS, repr=False, compare=False)
 
     def __post_init__(self):
         if self.W.dim() != 4 or self.b.shape != self.W.shape[:3]:
@@ -68,14 +86,28 @@ class PatchConvNet:
                             self.W.reshape(R, C * m, d).transpose(1, 2))
         return pre.view(R, N, P, C, m)
 
+    def chunks(self, X: torch.Tensor) -> list[tuple[int, int]]:
+        """The sample ranges [lo, hi) the batch X (R, N, P, d) is processed in: [(0, N)] if its (R, C m, N P)
+        pre-activations fit ``max_elements``, else consecutive ranges of as many samples as fit (at least one)."""
+        R, N, P, _ = X.shape
+        per_sample = R * self.n_outputs * self.width * P
+        if per_sample * N <= self.max_elements:
+            return [(0, N)]
+        n = max(1, self.max_elements // per_sample)
+        return [(lo, min(lo + n, N)) for lo in range(0, N, n)]
+
     def __call__(self, X: torch.Tensor) -> torch.Tensor:
         """F (R, N, C)."""
-        return self._live(X)[0]
+        parts = self.chunks(X)
+        if len(parts) == 1:
+            return self._live(X)[0]
+        return torch.cat([self._live(X[:, lo:hi])[0] for lo, hi in parts], dim=1)
 
     def _live(self, X: torch.Tensor):
         """F and the activations of the neurons that fire somewhere in the batch (in any replica): most neurons of
         a thresholded network are silent, so the ReLU, the pooling and the backward pass run on those only.
-        Returns F (R, N, C), act (R, L, N, P), the live neuron indices (L,) into C*m and their outputs (L,)."""
+        Returns F (R, N, C), act (R, L, N, P), the live neuron indices (L,) into C*m and their outputs (L,).
+        The whole batch at once: callers split it by :meth:`chunks`."""
         R, N, P, d = X.shape
         C, m = self.n_outputs, self.width
         reuse = not (torch.is_grad_enabled() and (self.W.requires_grad or self.b.requires_grad or X.requires_grad))
@@ -96,23 +128,36 @@ class PatchConvNet:
         return F.transpose(1, 2), act, live, owner
 
     def loss(self, X: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        """(1/(N P)) sum_n -ln softmax_{y_n}(F(X_n)), one value per replica (R,); eq. (4) scaled as in eq. (5)."""
+        """(1/(N P)) sum_n -ln softmax_{y_n}(F(X_n)), one value per replica (R,); eq. (4) scaled as in eq. (5).
+        Dense and unchunked, for autograd on small batches (the tests); training uses :meth:`gradient`."""
         F = torch.relu(self.preactivation(X)).sum(dim=(2, 4))
         ce = -torch.log_softmax(F, dim=-1).gather(-1, labels.unsqueeze(-1)).squeeze(-1)
         return ce.mean(-1) / X.shape[2]
 
     @torch.no_grad()
     def gradient(self, X: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The gradient of :meth:`loss` with respect to W in closed form (eq. (5) without -eta), and F (R, N, C)."""
+        """The gradient of :meth:`loss` with respect to W in closed form (eq. (5) without -eta), and F (R, N, C).
+        A batch beyond ``max_elements`` goes in chunks of samples (:meth:`chunks`), the gradient summed over them."""
         R, N, P, d = X.shape
         C, m = self.n_outputs, self.width
-        F, act, live, owner = self._live(X)
-        g = torch.softmax(F, dim=-1)
-        g.scatter_add_(-1, labels.unsqueeze(-1), -torch.ones_like(g[..., :1]))  # logit_c - 1{y = c}
-        coef = act.sign_().mul_(g.transpose(1, 2).index_select(1, owner).unsqueeze(-1))  # relu'(pre)(logit_c - 1{y=c})
-        grad_live = torch.bmm(coef.view(R, -1, N * P), X.reshape(R, N * P, d))  # (R, L, d)
+        parts = self.chunks(X)
         grad = torch.zeros(R, C * m, d, dtype=X.dtype, device=X.device)
-        grad.index_copy_(1, live, grad_live)
+        Fs = []
+        for lo, hi in parts:
+            Xc = X if len(parts) == 1 else X[:, lo:hi]
+            yc = labels if len(parts) == 1 else labels[:, lo:hi]
+            n = hi - lo
+            F, act, live, owner = self._live(Xc)
+            g = torch.softmax(F, dim=-1)
+            g.scatter_add_(-1, yc.unsqueeze(-1), -torch.ones_like(g[..., :1]))  # logit_c - 1{y = c}
+            coef = act.sign_().mul_(g.transpose(1, 2).index_select(1, owner).unsqueeze(-1))  # relu'(pre)(...)
+            grad_live = torch.bmm(coef.view(R, -1, n * P), Xc.reshape(R, n * P, d))  # (R, L, d)
+            if len(parts) == 1:
+                grad.index_copy_(1, live, grad_live)
+            else:
+                grad.index_add_(1, live, grad_live)
+            Fs.append(F)
+        F = Fs[0] if len(parts) == 1 else torch.cat(Fs, dim=1)
         return grad.view(R, C, m, d) / (N * P), F
 
     def projections(self, features: Sequence[int] | torch.Tensor) -> torch.Tensor:
