@@ -19,18 +19,21 @@ from collections.abc import Callable, Iterable
 
 import torch
 
-from feature_learning.models.patch_conv import PatchConvNet, scratch
+from feature_learning.models.patch_conv import MAX_PRE_ELEMENTS, PatchConvNet, scratch
 from feature_learning.training.loop import OptimConfig, train
 
 BIAS_RULES = ("eq7", "eq93")
 
 
 def bias_pseudo_gradient(grad_W: torch.Tensor, lam: float, rule: str = "eq7",
-                         X_next: torch.Tensor | None = None, workspace: dict | None = None) -> torch.Tensor:
+                         X_next: torch.Tensor | None = None, workspace: dict | None = None,
+                         max_elements: int = MAX_PRE_ELEMENTS) -> torch.Tensor:
     """The b-"gradient" whose step -eta * it is eq. (7) or eq. (93) for the weight step Delta w = -eta grad_W.
 
     grad_W (R, C, m, d); X_next (R, N, P, d) the next batch (eq. (93) only); ``workspace`` reused scratch memory for
-    the (R, moved, N P) look-ahead products (:func:`feature_learning.models.patch_conv.scratch`). Returns (R, C, m)."""
+    the (R, moved, N P) look-ahead products (:func:`feature_learning.models.patch_conv.scratch`), computed in chunks
+    of patches when they exceed ``max_elements`` elements (the max over chunks is the max: the same values).
+    Returns (R, C, m)."""
     norm = grad_W.norm(dim=-1) / lam
     if rule == "eq7":
         return norm
@@ -43,13 +46,19 @@ def bias_pseudo_gradient(grad_W: torch.Tensor, lam: float, rule: str = "eq7",
     moved = (norm.reshape(R, C * m) > 0).any(0).nonzero().squeeze(-1)
     rows = -grad_W.reshape(R, C * m, d).index_select(1, moved)
     lhs, rhs = rows, X_next.reshape(R, -1, d).transpose(1, 2)
-    if workspace is None:
-        inner = torch.bmm(lhs, rhs)
-    else:
-        inner = torch.bmm(lhs, rhs, out=scratch(workspace, "look_ahead", (R, lhs.shape[1], rhs.shape[2]),
-                                                grad_W.dtype, grad_W.device))
+    n_patch = rhs.shape[2]
+    step = n_patch if R * lhs.shape[1] * n_patch <= max_elements else max(1, max_elements // (R * lhs.shape[1]))
+    top = None
+    for lo in range(0, n_patch, step):
+        part = rhs if step == n_patch else rhs[..., lo:lo + step]
+        if workspace is None:
+            inner = torch.bmm(lhs, part)
+        else:
+            inner = torch.bmm(lhs, part, out=scratch(workspace, "look_ahead", (R, lhs.shape[1], part.shape[2]),
+                                                     grad_W.dtype, grad_W.device))
+        top = inner.amax(dim=-1) if top is None else torch.maximum(top, inner.amax(dim=-1))
     look = torch.zeros(R, C * m, dtype=grad_W.dtype, device=grad_W.device)
-    look.index_copy_(1, moved, 0.1 * inner.amax(dim=-1))
+    look.index_copy_(1, moved, 0.1 * top)
     look = look.view(R, C, m)
     return torch.minimum(norm, look)
 
@@ -75,7 +84,7 @@ def train_bias_schedule(net: PatchConvNet, sample: Callable[[int], tuple[torch.T
         X, labels = batch(step)
         grad_W, _ = net.gradient(X, labels)
         X_next = batch(step + 1)[0] if rule == "eq93" else None
-        grad_b = bias_pseudo_gradient(grad_W, lam, rule, X_next, net.workspace)
+        grad_b = bias_pseudo_gradient(grad_W, lam, rule, X_next, net.workspace, net.max_elements)
         cache.pop(step, None)
         return grad_W, grad_b
 
