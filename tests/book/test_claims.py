@@ -49,7 +49,7 @@ def test_passing_ledger_is_written_as_json_with_kinds_nulls_and_sources(tmp_path
                                 "claims": ["c2"], "note": None, "analogue": None}]
     assert data["profile"] == "ci" and data["chapter"] == "demo"
     html = led._repr_html_()
-    assert "<table class='claims-table'>" in html and "<th>claim</th>" in html
+    assert "<table class='claims-table mathjax_process'>" in html and "<th>claim</th>" in html
     assert "<span class='claim-kind'>" in html and "claim-badge claim-pass" in html
     assert "1 of 1 source results reproduced" in shown._repr_html_()
 
@@ -439,3 +439,22 @@ def test_standard_errors_print_at_two_significant_digits_beside_the_value():
     led = ledger()
     led.at_least("c", "s", "w", kind=V, measured=0.9998, bound=0.9, se=2.0e-4)
     assert "0.9998\u00a0±\u00a00.0002<" in claims_html(led.to_json()["claims"])
+
+
+def test_sympy_values_are_typeset_in_the_tables_and_kept_as_text_in_the_ledger():
+    """A SymPy expression passed as the measured value is stored as its str form (the JSON) with its LaTeX, and
+    SymPy's printed forms stored as text are typeset too; counts, numbers and sentences stay text."""
+    import sympy as sp
+
+    from feature_learning.book.claims import math_of
+    lam, trD = sp.symbols("lambda_i \\mathrm{tr}D", positive=True)
+    led = ledger()
+    led.holds("dg", "g' > 0", "Thm 1", kind=D, measured=lam / (lam + trD), condition=True, relation="SymPy")
+    led.holds("ratio", "a ratio", "Thm 2", kind=D, measured="(T + 1)**2/(4*T)", condition=True, relation="SymPy")
+    claims = led.to_json()["claims"]
+    assert claims[0]["measured"] == str(lam / (lam + trD)) and claims[0]["measured_tex"] == sp.latex(lam / (lam + trD))
+    html = claims_html(claims)
+    assert "\\(" + sp.latex(lam / (lam + trD)) + "\\)" in html.replace("&#x27;", "'")
+    assert "\\(\\frac{\\left(T + 1\\right)^{2}}{4 T}\\)" in html and "mathjax_process" in html
+    assert math_of("m/r; m/(r - 1)") is None and math_of("9/9") is None and math_of("remainder 0, gap 1e-15") is None
+    assert math_of("6*sqrt(5)") == "6 \\sqrt{5}" and math_of("[3/sqrt(r)]") == "\\frac{3}{\\sqrt{r}}"

@@ -123,10 +123,11 @@ def test_chapter_page_reads_as_a_reader_sees_it(page, site_url, chapter, screens
     sizes = page.evaluate("() => [...document.querySelectorAll('main img')].map(i => [i.src, i.naturalWidth])")
     assert all(width > 0 for _, width in sizes), f"empty or missing images: {[s for s, w in sizes if not w]}"
     pasted = page.evaluate("() => [...document.querySelectorAll('main .pasted-text, main .pasted-inline')]"
-                           ".map(e => e.innerText.trim())")
+                           ".map(e => e.textContent.trim())")  # textContent: also inside folded dropdowns
     assert all(t and t.lower() not in ("nan", "-nan") for t in pasted), "a glued value is empty or nan"
     headers = page.evaluate("() => [...document.querySelectorAll('main table')].map(t => t.innerText.split('\\n')[0])")
-    assert any("kind" in h and "status" in h for h in headers), "no claims table with kinds and statuses"
+    assert any("claim" in h and "status" in h for h in headers), "no claims table with statuses"
+    assert page.locator("main table.claims-table span.claim-kind").count() > 0, "no claim's kind in the claims tables"
     assert any("result" in h and "carried by" in h for h in headers), "no source map at the chapter's end"
     assert not raw_markup(page.evaluate(VISIBLE_TEXT_JS)), raw_markup(page.evaluate(VISIBLE_TEXT_JS))
     code = page.evaluate(UNFOLDED_CODE_JS)

@@ -133,7 +133,7 @@ class Chapter:
         return HTML(claims_html(new))
 
     def stored_cuda_smoke(self) -> dict | None:
-        """This chapter's entry in the stored CUDA smoke (:func:`~feature_learning.book.claims.stored_cuda_smoke`)."""
+        """This chapter's entry in the stored CUDA smoke (``results/cuda-smoke.json``)."""
         return stored_cuda_smoke(self.name)
 
     def stored_full_run(self) -> dict | None:

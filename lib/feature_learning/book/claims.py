@@ -108,6 +108,7 @@ class Claim:
     rate: tuple[int, int] | None = None  # (passes, runs) over replicas within the run
     not_testable: str | None = None  # why our analogue cannot reach the regime
     revised: str | None = None  # what was changed after a seed failed, and why
+    measured_tex: str | None = None  # ``measured`` in LaTeX where it is a SymPy expression (typeset in the tables)
 
     @property
     def within_noise(self) -> bool:
@@ -168,6 +169,56 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     return value
+
+
+def _is_sympy(value: Any) -> bool:
+    return type(value).__module__.startswith("sympy.")
+
+
+def _sympy_text(value: Any) -> tuple[Any, str | None]:
+    """A SymPy expression (or a list or tuple of them) as its ``str`` form, which the JSON ledger keeps, and its
+    LaTeX, which the claims tables typeset; any other value as it is, without LaTeX."""
+    items = value if isinstance(value, (list, tuple)) and value and any(_is_sympy(v) for v in value) else None
+    if not (_is_sympy(value) or items):
+        return value, None
+    import sympy
+
+    return str(value if items is None else list(items)), sympy.latex(value if items is None else list(items))
+
+
+# SymPy's printed forms that a claim's measured value may hold as text ("(T + 1)**2/(4*T)", "d**(2*c_0)/sqrt(...)"):
+# the tables typeset them (:func:`math_of`) instead of showing Python's operators.
+_SYMPY_MARKS = ("**", "*", "/", "sqrt(", "log(", "exp(")
+
+
+def math_of(text: str) -> str | None:
+    """The LaTeX of ``text`` if it parses as SymPy's printed form of an expression or a list of expressions with a
+    symbol and an operator, else None: a plain number, a count like "9/9", a word or a sentence stays text."""
+    if (not isinstance(text, str) or not any(mark in text for mark in _SYMPY_MARKS) or any(c in text for c in "=;:")
+            or all(c in "0123456789 /.,[]-" for c in text)):
+        return None
+    try:
+        import sympy
+        from sympy.parsing.sympy_parser import parse_expr
+
+        parts = [parse_expr(part) for part in _split_top(text.strip().strip("[]"))]
+    except Exception:  # anything SymPy cannot parse is shown as the text it is
+        return None
+    if not parts or not all(isinstance(p, sympy.Basic) for p in parts):
+        return None
+    return ", ".join(sympy.latex(p) for p in parts)
+
+
+def _split_top(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return [p.strip() for p in [*parts, text[start:]] if p.strip()]
 
 
 def format_value(value: Any) -> str:
@@ -343,6 +394,7 @@ class ClaimLedger:
             claim.null_passed = bool(null.passes) if test is None else bool(test(null.value))
             if test is None and null.passes is None:
                 raise ValueError(f"claim {claim.id!r}: a condition's null must say whether it passes (passes=...)")
+        claim.measured, claim.measured_tex = _sympy_text(claim.measured)
         claim.measured = _plain(claim.measured)
         claim.source_value = _plain(claim.source_value)
         claim.passed = bool(claim.passed)  # a numpy bound makes the comparison a numpy bool
@@ -551,6 +603,9 @@ def format_se(se: Any) -> str:
 
 def _ours(claim: dict) -> str:
     """Our value and its standard error, joined by non-breaking spaces so that the pair stays on one line."""
+    tex = claim.get("measured_tex") or math_of(claim.get("measured"))
+    if tex:
+        return f"\\({tex}\\)"
     text = format_value(claim["measured"])
     if claim.get("se") is not None:
         text += f"\u00a0±\u00a0{format_se(claim['se'])}"
@@ -615,7 +670,7 @@ def claims_html(claims: list[dict]) -> str:
     body = "".join("<tr class='claim-numbers'>" + "".join(f"<td>{cell}</td>" for cell in claim_cells(c)) + "</tr>"
                    f"<tr class='claim-statement'><td colspan='{len(COLUMNS)}'>{claim_statement(c)}</td></tr>"
                    for c in claims)
-    return f"<table class='claims-table'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f"<table class='claims-table mathjax_process'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 # The claims that carry a result sit under it, in small print, rather than in a fourth column: a narrow column of ids

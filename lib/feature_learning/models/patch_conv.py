@@ -20,7 +20,7 @@ lift it by delta sigma0: it gets no gradient, its bias never moves, and it can b
 neurons (w = 0, b = ``PAD_BIAS``) that never fire and never move.
 
 Memory: the forward pass and the gradient hold the (R, C m, N P) pre-activations and the activations of the live
-neurons. Where the pre-activations would exceed ``max_elements`` (default :data:`MAX_PRE_ELEMENTS`) elements, the
+neurons. Where the pre-activations would exceed ``max_elements`` (default ``MAX_PRE_ELEMENTS``) elements, the
 batch is processed in chunks of samples (:meth:`PatchConvNet.chunks`): F is per sample and the gradient a sum over
 the chunks. The chunking depends on the shapes only; a batch within the budget takes the unchunked path.
 """

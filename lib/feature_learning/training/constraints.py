@@ -11,7 +11,7 @@
   (Dykstra's algorithm); App. F.2.4's fine-tuning set {||W - W*||_F <= gamma, ||W|| <= 1} is one.
 
 All functions take a leading batch of matrices (..., k, d). A batch of small matrices on an accelerator is
-projected onto the spectral-Frobenius set on the CPU and the result moved back (:data:`CPU_SVD_MAX_SIDE`): cuSOLVER
+projected onto the spectral-Frobenius set on the CPU and the result moved back (``CPU_SVD_MAX_SIDE``): cuSOLVER
 takes their SVDs one by one (80 float64 matrices 25 x 35: the SVD took 69 ms on an H200, the projection 79 ms,
 against 22 ms for the projection through the CPU, both copies included; 64 matrices 85 x 95: 292 ms against 79 ms).
 On the CPU nothing changes.
