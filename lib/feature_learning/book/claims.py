@@ -665,7 +665,8 @@ def html_table(columns, rows, cls: str = "claims-table") -> str:
 
 
 def claims_html(claims: list[dict]) -> str:
-    """The claims as a table of two rows per claim: its id, kind and numbers, then its statement across the table."""
+    """The claims as a table of two rows per claim: its id and numbers (:func:`claim_cells`), then across the table
+    its statement with the kind, place, null and status's reason in small print (:func:`claim_statement`)."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in COLUMNS)
     body = "".join("<tr class='claim-numbers'>" + "".join(f"<td>{cell}</td>" for cell in claim_cells(c)) + "</tr>"
                    f"<tr class='claim-statement'><td colspan='{len(COLUMNS)}'>{claim_statement(c)}</td></tr>"

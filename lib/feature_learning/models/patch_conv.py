@@ -90,11 +90,7 @@ class PatchConvNet:
         """The sample ranges [lo, hi) the batch X (R, N, P, d) is processed in: [(0, N)] if its (R, C m, N P)
         pre-activations fit ``max_elements``, else consecutive ranges of as many samples as fit (at least one)."""
         R, N, P, _ = X.shape
-        per_sample = R * self.n_outputs * self.width * P
-        if per_sample * N <= self.max_elements:
-            return [(0, N)]
-        n = max(1, self.max_elements // per_sample)
-        return [(lo, min(lo + n, N)) for lo in range(0, N, n)]
+        return chunk_ranges(N, R * self.n_outputs * self.width * P, self.max_elements)
 
     def __call__(self, X: torch.Tensor) -> torch.Tensor:
         """F (R, N, C)."""
@@ -163,6 +159,15 @@ class PatchConvNet:
     def projections(self, features: Sequence[int] | torch.Tensor) -> torch.Tensor:
         """<w_{c,r}, v_j> for the dictionary's standard-basis features j: (R, C, m, n_features)."""
         return self.W[..., torch.as_tensor(features, device=self.W.device)]
+
+
+def chunk_ranges(n: int, per_item: int, max_elements: int) -> list[tuple[int, int]]:
+    """Ranges [lo, hi) covering n items of ``per_item`` elements each: [(0, n)] if all fit ``max_elements``, else
+    consecutive ranges of as many items as fit (at least one)."""
+    if per_item * n <= max_elements:
+        return [(0, n)]
+    step = max(1, max_elements // per_item)
+    return [(lo, min(lo + step, n)) for lo in range(0, n, step)]
 
 
 def scratch(workspace: dict, name: str, shape: tuple[int, ...], dtype: torch.dtype, device) -> torch.Tensor:

@@ -492,7 +492,6 @@ def kv_cache_sizes(model: RopeDecoder, tokens: torch.Tensor, layer: int, k: int,
             "one-run": cache_bytes(one_run_generate(model, tokens, layer, k, generated)[1])}
 
 
-
 def full_run_values(record: dict | None, full: GemFilterSizes) -> dict[str, str]:
     """What the chapter's full-run section quotes from the stored ``full`` run (``results/full/gemfilter.json``) beyond
     the claims' printed values: the accuracy at each filter layer behind ``filter_layer_peak`` (two decimals, layer

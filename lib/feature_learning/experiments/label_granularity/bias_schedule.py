@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 
 import torch
 
-from feature_learning.models.patch_conv import MAX_PRE_ELEMENTS, PatchConvNet, scratch
+from feature_learning.models.patch_conv import MAX_PRE_ELEMENTS, PatchConvNet, chunk_ranges, scratch
 from feature_learning.training.loop import OptimConfig, train
 
 BIAS_RULES = ("eq7", "eq93")
@@ -46,11 +46,10 @@ def bias_pseudo_gradient(grad_W: torch.Tensor, lam: float, rule: str = "eq7",
     moved = (norm.reshape(R, C * m) > 0).any(0).nonzero().squeeze(-1)
     rows = -grad_W.reshape(R, C * m, d).index_select(1, moved)
     lhs, rhs = rows, X_next.reshape(R, -1, d).transpose(1, 2)
-    n_patch = rhs.shape[2]
-    step = n_patch if R * lhs.shape[1] * n_patch <= max_elements else max(1, max_elements // (R * lhs.shape[1]))
+    parts = chunk_ranges(rhs.shape[2], R * lhs.shape[1], max_elements)
     top = None
-    for lo in range(0, n_patch, step):
-        part = rhs if step == n_patch else rhs[..., lo:lo + step]
+    for lo, hi in parts:
+        part = rhs if len(parts) == 1 else rhs[..., lo:hi]
         if workspace is None:
             inner = torch.bmm(lhs, part)
         else:

@@ -497,7 +497,6 @@ def domino_probe_run(size: DominoSizes, run: Run) -> DominoResult:
         peak_epoch=ck[int(reg[:, small].mean(1).argmax())])
 
 
-
 # -- the diagnosis of the `full` run's early checkpoint (stored output, read for the chapter's full-run section) ------
 LN2 = math.log(2.0)
 
