@@ -158,10 +158,17 @@ def test_claims_table_columns_fit_their_words(page, site_url, chapter):
     assert not broken, f"words broken across lines in claims tables: {broken}"
 
 
-# Claims tables whose box reaches past the right edge of the page's article column (over the margin or the sidebar).
+# Claims tables whose box reaches past where it may: the right edge of the page's article column, or for a table in
+# a wide box (class full-width, feature_learning.book.claims.wide) the right edge of the window.
 SPILLED_TABLES_JS = """() => { const right = document.querySelector('article.bd-article').getBoundingClientRect().right;
+  const window_right = document.documentElement.clientWidth;
   return [...document.querySelectorAll('main table.claims-table')].filter(t => t.offsetParent !== null)
-    .map(t => t.getBoundingClientRect().right - right).filter(over => over > 1).map(Math.round); }"""
+    .map(t => t.getBoundingClientRect().right - (t.closest('.full-width') ? window_right : right))
+    .filter(over => over > 1).map(Math.round); }"""
+# How far each shown claims table reaches past the article column (positive: over the margin).
+OVER_MARGIN_JS = """() => { const right = document.querySelector('article.bd-article').getBoundingClientRect().right;
+  return [...document.querySelectorAll('main table.claims-table')].filter(t => t.offsetParent !== null)
+    .map(t => Math.round(t.getBoundingClientRect().right - right)); }"""
 
 
 # Status cells (those holding a status badge: the claims' and the source maps') that their table's scroll box cuts
@@ -185,6 +192,23 @@ def test_claims_tables_stay_inside_the_column_with_every_status_in_view(page, si
     assert not spilled, f"{len(spilled)} claims tables reach past the column by {spilled} px"
     cut = page.evaluate(CUT_STATUS_JS)
     assert not cut, f"{len(cut)} status cells cut off at the right, by up to {max(cut)} px"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS[:1] + CHAPTERS[-1:], ids=lambda p: p.stem)
+def test_claims_tables_reach_over_the_margin_and_fold_the_contents_list(page, site_url, chapter):
+    """At 1280 px the claims tables and the source map are wider than the prose column (their statements wrap over
+    fewer lines), and while one is in view the theme folds the page's contents list that sits in that margin, so
+    nothing covers the table. In a window narrower than 992 px they keep to the column."""
+    url = f"{site_url}/{chapter.with_suffix('.html').as_posix()}"
+    page.goto(url, wait_until="load")
+    over = page.evaluate(OVER_MARGIN_JS)
+    assert over and min(over) > 100, f"claims tables not wider than the column: {over}"
+    page.locator("main table.source-map").scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    assert "hide" in page.get_attribute(".bd-sidebar-secondary", "class").split(), "the contents list covers the table"
+    page.set_viewport_size({"width": 900, "height": 900})
+    page.goto(url, wait_until="load")
+    assert max(page.evaluate(OVER_MARGIN_JS)) <= 1, "a claims table spills over a narrow window's column"
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)

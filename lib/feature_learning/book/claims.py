@@ -657,11 +657,20 @@ def code_id(claim_id: str) -> str:
     return "<code>" + html.escape(claim_id).replace("_", "_<wbr>") + "</code>"
 
 
+def wide(table: str) -> str:
+    """``table`` in a box of the theme's class ``full-width``: on a screen at least 992 px wide it reaches over the
+    page's right margin (136% of the column; the theme folds the page's contents list while such a box is in view),
+    so that a claim's statement wraps over fewer lines and its numbers keep to one; on a narrow screen it is the
+    column's width. Claims tables and source maps took a quarter to a third of a chapter's height in the column."""
+    return f"<div class='full-width claims-wide'>{table}</div>"
+
+
 def html_table(columns, rows, cls: str = "claims-table") -> str:
-    """An HTML table of ``rows`` of HTML cells under the (plain-text) ``columns``, styled by ``_static/book.css``."""
+    """An HTML table of ``rows`` of HTML cells under the (plain-text) ``columns``, styled by ``_static/book.css``,
+    as wide as :func:`wide` makes it."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in columns)
     body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table class='{cls}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return wide(f"<table class='{cls}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
 def claims_html(claims: list[dict]) -> str:
@@ -671,7 +680,8 @@ def claims_html(claims: list[dict]) -> str:
     body = "".join("<tr class='claim-numbers'>" + "".join(f"<td>{cell}</td>" for cell in claim_cells(c)) + "</tr>"
                    f"<tr class='claim-statement'><td colspan='{len(COLUMNS)}'>{claim_statement(c)}</td></tr>"
                    for c in claims)
-    return f"<table class='claims-table mathjax_process'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    table = f"<table class='claims-table mathjax_process'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return wide(table)
 
 
 # The claims that carry a result sit under it, in small print, rather than in a fourth column: a narrow column of ids
