@@ -52,6 +52,7 @@ def test_passing_ledger_is_written_as_json_with_kinds_nulls_and_sources(tmp_path
     assert "<table class='claims-table mathjax_process'>" in html and "<th>claim</th>" in html
     assert html.startswith("<div class='full-width claims-wide'>"), "a claims table reaches over the margin"
     assert shown._repr_html_().count("<div class='full-width claims-wide'><table class='claims-table source-map'>") == 1
+    assert "full-width" not in claims_html(data["claims"], wide_box=False)  # the report: no contents list
     assert "<span class='claim-kind'>" in html and "claim-badge claim-pass" in html
     assert "1 of 1 source results reproduced" in shown._repr_html_()
 

@@ -114,7 +114,7 @@ def _raw(text: str) -> nodes.raw:
 
 
 def _table(columns, rows) -> nodes.raw:
-    return _raw(html_table(columns, rows))
+    return _raw(html_table(columns, rows, wide_box=False))
 
 
 def _link(ledger: dict, links: dict[str, str]) -> str:
@@ -253,8 +253,8 @@ def report_nodes(ledgers: list[dict], sweep: dict | None = None, links: dict[str
         section += nodes.title(text=f"{ledger.get('number', '')} {ledger['title']}".strip())
         section += nodes.paragraph(text=f"Run: profile {ledger['profile']}, seed {ledger['seed']}, device "
                                    f"{ledger['device']}, written {ledger['written']}. {headline(ledger['claims'])}")
-        section += _raw(source_map_html(ledger))
-        section += _raw(claims_html(ledger["claims"]))
+        section += _raw(source_map_html(ledger, wide_box=False))
+        section += _raw(claims_html(ledger["claims"], wide_box=False))
         out.append(section)
     return out
 
