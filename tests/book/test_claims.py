@@ -1,4 +1,5 @@
 import json
+from html import escape as html_escape
 
 import pytest
 
@@ -15,10 +16,14 @@ from feature_learning.book.claims import (
     ClaimFailed,
     ClaimLedger,
     Null,
+    claim_cells,
+    claim_statement,
     claims_html,
     format_value,
     headline,
+    inline_math,
     load_ledgers,
+    source_cells,
     source_headline,
     source_map_html,
 )
@@ -51,7 +56,8 @@ def test_passing_ledger_is_written_as_json_with_kinds_nulls_and_sources(tmp_path
     html = led._repr_html_()
     assert "<table class='claims-table mathjax_process'>" in html and "<th>claim</th>" in html
     assert html.startswith("<div class='full-width claims-wide'>"), "a claims table reaches over the margin"
-    assert shown._repr_html_().count("<div class='full-width claims-wide'><table class='claims-table source-map'>") == 1
+    wide_map = "<div class='full-width claims-wide'><table class='claims-table source-map mathjax_process'>"
+    assert shown._repr_html_().count(wide_map) == 1
     assert "full-width" not in claims_html(data["claims"], wide_box=False)  # the report: no contents list
     assert "<span class='claim-kind'>" in html and "claim-badge claim-pass" in html
     assert "1 of 1 source results reproduced" in shown._repr_html_()
@@ -461,3 +467,15 @@ def test_sympy_values_are_typeset_in_the_tables_and_kept_as_text_in_the_ledger()
     assert "\\(\\frac{\\left(T + 1\\right)^{2}}{4 T}\\)" in html and "mathjax_process" in html
     assert math_of("m/r; m/(r - 1)") is None and math_of("9/9") is None and math_of("remainder 0, gap 1e-15") is None
     assert math_of("6*sqrt(5)") == "6 \\sqrt{5}" and math_of("[3/sqrt(r)]") == "\\frac{3}{\\sqrt{r}}"
+
+
+def test_inline_math_in_claim_texts_goes_to_mathjax():
+    """A claim's texts may hold $...$ math; the tables write it as \\(...\\) (escaped first) and leave other text."""
+    assert inline_math(html_escape("mean of $\\kappa$ at $n<16$; cost $3")) == \
+        "mean of \\(\\kappa\\) at \\(n&lt;16\\); cost $3"
+    claim = {"id": "c", "statement": "the rate $1/\\kappa$", "where": "Thm $1$", "kind": "verification",
+             "relation": "$|x| \\le 1$", "source_value": "$e^{-t}$", "measured": 0.5, "null": None, "status": "pass"}
+    row = claim_cells(claim) + [claim_statement(claim)]
+    assert "\\(1/\\kappa\\)" in row[-1] and "\\(|x| \\le 1\\)" in row[4] and "\\(e^{-t}\\)" in row[1]
+    entry = {"what": "$T$ loops", "where": "Thm 8.14", "status": "verified", "claims": ["c"], "analogue": "$d=4$"}
+    assert "\\(T\\) loops" in source_cells(entry)[0] and "\\(d=4\\)" in source_cells(entry)[0]

@@ -42,6 +42,7 @@ RAW_MARKUP = (
     (re.compile(r"\$\$"), "$$"),
     (re.compile(r"\b[A-Z]\w*\((?:\w+=)|object at 0x"), "a Python repr"),
     (re.compile(r"\bEmptySet\b"), "SymPy's EmptySet"),
+    (re.compile(r"\\\(|\\\)|\$[^$\s\d][^$\n]{0,200}?[^$\s\\]\$"), "inline math left untypeset"),
     (re.compile(r"(?<![\w.])-?nan(?![\w.])", re.I), "nan"),
 )
 # The code a reader sees unfolded (cells tagged hide-input are folded into a closed <details>).
@@ -171,10 +172,12 @@ OVER_MARGIN_JS = """() => { const right = document.querySelector('article.bd-art
     .map(t => Math.round(t.getBoundingClientRect().right - right)); }"""
 
 
-# Status cells (those holding a status badge: the claims' and the source maps') that their table's scroll box cuts
-# off at the right, with by how much.
+# Status cells (those holding a status badge: the claims' and the source maps') that their table's scroll box, or a
+# box around the table that hides what overflows it, cuts off at the right, with by how much.
 CUT_STATUS_JS = """() => [...document.querySelectorAll('main table.claims-table')].filter(t => t.offsetParent !== null)
-  .flatMap(t => { const right = t.getBoundingClientRect().right;
+  .flatMap(t => { let right = t.getBoundingClientRect().right;
+    for (let e = t.parentElement; e; e = e.parentElement)
+      if (getComputedStyle(e).overflowX !== 'visible') right = Math.min(right, e.getBoundingClientRect().right);
     return [...t.querySelectorAll('tbody td:has(> span.claim-badge)')]
       .map(td => td.getBoundingClientRect().right - right).filter(over => over > 1).map(Math.round); })"""
 
@@ -244,6 +247,8 @@ def test_raw_markup_is_recognised():
     assert raw_markup("see {glue:md}`x`") and raw_markup("Claim(id='x', se=1)") and raw_markup("<x object at 0x7f>")
     assert raw_markup("the set EmptySet") and raw_markup("value nan here") and raw_markup("$$x$$")
     assert not raw_markup("a finance nanometre; f(x) = 1 and Sizes in |x| < 1")
+    assert raw_markup("mean of $\\kappa$ here") and raw_markup("rate \\(1/\\kappa\\)")
+    assert not raw_markup("costs $3 and $4 in all")
 
 
 def test_report_has_every_claim_and_counts_per_kind(page, site_url, site_ledgers):

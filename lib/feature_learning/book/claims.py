@@ -50,6 +50,7 @@ import html
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +190,22 @@ def _sympy_text(value: Any) -> tuple[Any, str | None]:
 # SymPy's printed forms that a claim's measured value may hold as text ("(T + 1)**2/(4*T)", "d**(2*c_0)/sqrt(...)"):
 # the tables typeset them (:func:`math_of`) instead of showing Python's operators.
 _SYMPY_MARKS = ("**", "*", "/", "sqrt(", "log(", "exp(")
+
+
+# A claim's texts (statement, source value, test, where, null, reasons; a source result's text, analogue and note) may
+# hold inline math between single dollars, as in Markdown: "the mean of $\kappa(X^\top X)$ at $n=16$". The ledger
+# keeps the dollars; the tables hand the math to MathJax.
+_INLINE_MATH = re.compile(r"\$([^$\n]+?)\$")
+
+
+def inline_math(text: str) -> str:
+    """``text`` (already HTML-escaped) with each ``$...$`` written as MathJax's inline ``\\(...\\)``."""
+    return _INLINE_MATH.sub(lambda m: f"\\({m.group(1)}\\)", text)
+
+
+def _text(value: Any) -> str:
+    """A claim's or source result's text as HTML: escaped, its ``$...$`` math handed to MathJax."""
+    return inline_math(html.escape(str(value)))
 
 
 def math_of(text: str) -> str | None:
@@ -631,24 +648,24 @@ def status_note(claim: dict) -> str:
 def claim_statement(claim: dict) -> str:
     """The row under the claim's numbers, as HTML: what the claim says (and how it was revised, if it was), then in
     small print its kind, where it sits in the source, its null model and the status's explanation."""
-    statement = html.escape(claim["statement"])
+    statement = _text(claim["statement"])
     if claim.get("revised"):
-        statement += f" <em>Revised: {html.escape(claim['revised'])}</em>"
-    details = [f"<span class='claim-kind'>{html.escape(claim.get('kind', '?'))}</span>", html.escape(claim["where"])]
+        statement += f" <em>Revised: {_text(claim['revised'])}</em>"
+    details = [f"<span class='claim-kind'>{html.escape(claim.get('kind', '?'))}</span>", _text(claim["where"])]
     if claim.get("null_model"):
-        details.append(f"null: {html.escape(claim['null_model'])}")
+        details.append(f"null: {_text(claim['null_model'])}")
     note = status_note(claim)
     if note:
-        details.append(html.escape(note))
+        details.append(_text(note))
     return f"{statement} <small class='claim-details'>{' · '.join(details)}</small>"
 
 
 def claim_cells(claim: dict) -> list[str]:
     """One claim's numbers as HTML cells of ``COLUMNS`` (the rest of it: :func:`claim_statement`)."""
-    null = html.escape(format_value(claim["null"])) if claim.get("null_model") else "—"
+    null = _text(format_value(claim["null"])) if claim.get("null_model") else "—"
     source = format_value(claim["source_value"]) if claim.get("source_value") is not None else "—"
-    return [code_id(claim["id"]), html.escape(source), html.escape(_ours(claim)), null,
-            html.escape(claim["relation"]), badge(claim["status"])]
+    return [code_id(claim["id"]), _text(source), html.escape(_ours(claim)), null,
+            _text(claim["relation"]), badge(claim["status"])]
 
 
 def code_id(claim_id: str) -> str:
@@ -694,20 +711,20 @@ SOURCE_COLUMNS = ("result · carried by", "where", "status")
 def source_cells(entry: dict, claims: dict[str, dict] | None = None) -> list[str]:
     """One source result as HTML cells of ``SOURCE_COLUMNS``: what it says (its analogue and note, then the claims
     that carry it), where it is in the source, its status."""
-    what = html.escape(entry["what"])
+    what = _text(entry["what"])
     if entry.get("analogue"):
-        what += f"<br><small>analogue: {html.escape(entry['analogue'])}</small>"
+        what += f"<br><small>analogue: {_text(entry['analogue'])}</small>"
     if entry.get("note"):
-        what += f"<br><small>{html.escape(entry['note'])}</small>"
+        what += f"<br><small>{_text(entry['note'])}</small>"
     carried = ", ".join(code_id(c) for c in entry["claims"]) or "—"
     what += f"<br><small>carried by: {carried}</small>"
-    return [what, html.escape(entry["where"]), badge(entry["status"])]
+    return [what, _text(entry["where"]), badge(entry["status"])]
 
 
 def source_map_html(ledger: dict, wide_box: bool = True) -> str:
     rows = [source_cells(s) for s in ledger.get("sources", [])]
     return (f"<p><strong>{html.escape(source_headline(ledger))}</strong></p>"
-            + html_table(SOURCE_COLUMNS, rows, "claims-table source-map", wide_box))
+            + html_table(SOURCE_COLUMNS, rows, "claims-table source-map mathjax_process", wide_box))
 
 
 class SourceMap:

@@ -376,6 +376,9 @@ def _always_outdated(app, env, added, changed, removed):
 
 
 def setup(app):
+    # Every page loads MathJax, not only those with math in their source: the report's tables (built here, after
+    # Sphinx decided which pages have math) show claims whose texts hold inline math.
+    app.set_html_assets_policy("always")
     app.add_node(report_placeholder)
     app.add_directive("reproduction-report", ReproductionReport)
     app.add_node(execution_placeholder)
