@@ -479,3 +479,14 @@ def test_inline_math_in_claim_texts_goes_to_mathjax():
     assert "\\(1/\\kappa\\)" in row[-1] and "\\(|x| \\le 1\\)" in row[4] and "\\(e^{-t}\\)" in row[1]
     entry = {"what": "$T$ loops", "where": "Thm 8.14", "status": "verified", "claims": ["c"], "analogue": "$d=4$"}
     assert "\\(T\\) loops" in source_cells(entry)[0] and "\\(d=4\\)" in source_cells(entry)[0]
+
+
+def test_claim_texts_with_unpaired_dollars_or_mangled_tex_are_refused():
+    led = ledger()
+    with pytest.raises(ValueError, match="odd number of"):
+        led.at_least("a", "the rate $1/\\kappa", "Thm 1", kind="verification", measured=1.0, bound=0.5)
+    with pytest.raises(ValueError, match="control character"):
+        led.at_least("b", "the mean of $\theta$", "Thm 1", kind="verification", measured=1.0, bound=0.5)
+    with pytest.raises(ValueError, match="control character"):
+        led.source("s", "Thm 1", "$\frac{1}{2}$", "verified", ["x"])
+    led.at_least("c", r"the mean of $\theta$", "Thm 1", kind="verification", measured=1.0, bound=0.5)

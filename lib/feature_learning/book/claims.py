@@ -198,6 +198,24 @@ _SYMPY_MARKS = ("**", "*", "/", "sqrt(", "log(", "exp(")
 _INLINE_MATH = re.compile(r"\$([^$\n]+?)\$")
 
 
+# Control characters that a TeX command in a plain Python string becomes: "\theta" is a tab and "heta", "\frac" a
+# form feed, "\beta" a backspace, "\alpha" a bell, "\vec" a vertical tab, "\rho" a carriage return.
+_MANGLED_TEX = dict.fromkeys("\t\f\b\a\v\r")
+
+
+def check_texts(owner: str, texts: dict[str, Any]) -> None:
+    """Raise ValueError if one of ``owner``'s texts has unpaired dollars (inline math that would show raw) or a control
+    character that a TeX command in a plain (not raw) Python string turns into."""
+    for field, text in texts.items():
+        if not isinstance(text, str):
+            continue
+        if text.count("$") % 2:
+            raise ValueError(f"{owner}: {field} has an odd number of $ (inline math is $...$): {text!r}")
+        if any(c in _MANGLED_TEX for c in text):
+            raise ValueError(f"{owner}: {field} holds a control character (a TeX command in a string that is not "
+                             f"raw? write r\"...\"): {text!r}")
+
+
 def inline_math(text: str) -> str:
     """``text`` (already HTML-escaped) with each ``$...$`` written as MathJax's inline ``\\(...\\)``."""
     return _INLINE_MATH.sub(lambda m: f"\\({m.group(1)}\\)", text)
@@ -391,6 +409,11 @@ class ClaimLedger:
     def _add(self, claim: Claim, null: Null | None, test) -> Claim:
         if any(c.id == claim.id for c in self.claims):
             raise ValueError(f"claim {claim.id!r} recorded twice in chapter {self.chapter!r}")
+        check_texts(f"claim {claim.id!r}", {
+            "statement": claim.statement, "where": claim.where, "relation": claim.relation,
+            "source_value": claim.source_value, "not_reproduced": claim.not_reproduced,
+            "inconclusive": claim.inconclusive, "not_testable": claim.not_testable, "revised": claim.revised,
+            "null": null.model if isinstance(null, Null) else None})
         if claim.kind not in KINDS:
             raise ValueError(f"claim {claim.id!r}: kind must be one of {', '.join(KINDS)}, not {claim.kind!r}")
         if claim.se is not None:
@@ -485,6 +508,7 @@ class ClaimLedger:
             raise ValueError(f"source result {id!r}: 'reproduced on an analogue' names the analogue (analogue=...)")
         if status in ("not testable here", "erratum", "not attempted", "inconclusive", "not reproduced") and not note:
             raise ValueError(f"source result {id!r}: status {status!r} says why (note=...)")
+        check_texts(f"source result {id!r}", {"where": where, "what": what, "note": note, "analogue": analogue})
         entry = SourceResult(id, where, what, status, list(claims), note, analogue)
         self.sources.append(entry)
         return entry
