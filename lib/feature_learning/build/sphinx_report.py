@@ -11,6 +11,7 @@ import datetime as _dt
 import html
 import json
 import posixpath
+import re
 from pathlib import Path
 
 from docutils import nodes
@@ -113,8 +114,16 @@ def _raw(text: str) -> nodes.raw:
     return nodes.raw("", text, format="html")
 
 
-def _table(columns, rows) -> nodes.raw:
-    return _raw(html_table(columns, rows, wide_box=False))
+# The report's page has no contents list (its sections are built after Sphinx collects them), so the right margin
+# beside its column is empty: its tables take it (class report-wide, _static/book.css; not the theme's full-width box,
+# whose script fails on a page without the list).
+def _wide(table_html: str) -> nodes.raw:
+    return _raw(f"<div class='report-wide'>{table_html}</div>")
+
+
+def _table(columns, rows, cls: str = "claims-table report-table") -> nodes.raw:
+    """A report table: words wrap whole (``report-table``), unlike the claims tables' long number lists."""
+    return _wide(html_table(columns, rows, cls, wide_box=False))
 
 
 def _link(ledger: dict, links: dict[str, str]) -> str:
@@ -146,6 +155,18 @@ def _json_link(ledger: dict) -> str:
     return f"<br><a href='{html.escape(uri)}'>ledger (JSON)</a>" if uri else ""
 
 
+def _line(text: str) -> str:
+    """One count of the report's summary ("1 reproduced on an analogue") kept on one line (class report-line)."""
+    return f"<span class='report-line'>{html.escape(text)}</span>"
+
+
+def _full_run_cell(text: str) -> str:
+    """The summary's full-run cell (escaped ``text``): each date (2026-11-27) kept on one line, as the browser breaks
+    lines at hyphens, and claim ids (ood_unpenalized_scale_size) free to break after an underscore."""
+    text = re.sub(r"\d{4}-\d{2}-\d{2}", lambda m: f"<span class='report-line'>{m.group(0)}</span>", text)
+    return text.replace("_", "_<wbr>")
+
+
 def _summary_rows(ledgers: list[dict], sweep: dict | None, links: dict[str, str],
                   full_runs: dict[str, dict] | None = None) -> list[list[str]]:
     """One row per chapter: its run, its source results by status, its claims by kind, its seed sweep, and its
@@ -153,10 +174,10 @@ def _summary_rows(ledgers: list[dict], sweep: dict | None, links: dict[str, str]
     rows = []
     for ledger in ledgers:
         counts = source_tally([ledger])
-        results = "<br>".join(f"{n} {status}" for status, n in counts.items() if n) or "no source map"
+        results = "<br>".join(_line(f"{n} {status}") for status, n in counts.items() if n) or "no source map"
         by_kind = tally(ledger["claims"])
         kinds = "<br>".join(
-            f"{kind}: {by_kind[kind].get(STATUS_PASS, 0)}/{sum(by_kind[kind].values())} pass"
+            _line(f"{kind}: {by_kind[kind].get(STATUS_PASS, 0)}/{sum(by_kind[kind].values())} pass")
             for kind in KINDS if kind in by_kind
         )
         failing = [c for c in ledger["claims"] if c["status"] not in ACCEPTED]
@@ -165,7 +186,7 @@ def _summary_rows(ledgers: list[dict], sweep: dict | None, links: dict[str, str]
         run = html.escape(f"{ledger['profile']}, seed {ledger['seed']}, {ledger['device']}")
         rows.append([_link(ledger, links) + _json_link(ledger), run, results, kinds,
                      _sweep_cell(ledger, sweep),
-                     html.escape(full_run_summary((full_runs or {}).get(ledger["chapter"])))])
+                     _full_run_cell(html.escape(full_run_summary((full_runs or {}).get(ledger["chapter"]))))])
     return rows
 
 
@@ -253,8 +274,8 @@ def report_nodes(ledgers: list[dict], sweep: dict | None = None, links: dict[str
         section += nodes.title(text=f"{ledger.get('number', '')} {ledger['title']}".strip())
         section += nodes.paragraph(text=f"Run: profile {ledger['profile']}, seed {ledger['seed']}, device "
                                    f"{ledger['device']}, written {ledger['written']}. {headline(ledger['claims'])}")
-        section += _raw(source_map_html(ledger, wide_box=False))
-        section += _raw(claims_html(ledger["claims"], wide_box=False))
+        section += _wide(source_map_html(ledger, wide_box=False))
+        section += _wide(claims_html(ledger["claims"], wide_box=False))
         out.append(section)
     return out
 
