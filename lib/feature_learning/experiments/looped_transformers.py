@@ -180,20 +180,20 @@ class Figure81:
         covariance I_d, whose kappa is 1 at every n (drop 0, exact)."""
         drop, se = smallest_step([p.kappa_mean for p in self.panels], [p.kappa_se for p in self.panels],
                                  increasing=False)
-        return Estimate(drop, se, Null(0.0, "the population covariance I_d: kappa = 1 at every n (exact)"))
+        return Estimate(drop, se, Null(0.0, r"the population covariance $I_d$: $\kappa = 1$ at every $n$ (exact)"))
 
     def steepening(self) -> Estimate:
         """The smallest increase of the mean fitted slope's magnitude between consecutive n; null: a rate that does
         not depend on n (steepening 0, exact)."""
         step, se = smallest_step([p.slope for p in self.panels], [p.slope_se for p in self.panels], increasing=False)
-        return Estimate(step, se, Null(0.0, "a convergence rate independent of n (exact)"))
+        return Estimate(step, se, Null(0.0, "a convergence rate independent of $n$ (exact)"))
 
     def narrowing(self) -> Estimate:
         """The smallest decrease of the mean slope ratio (measured slope over the bound's -1/kappa) between
         consecutive n; null: curves parallel to the bound at every n (ratio constant, decrease 0, exact)."""
         step, se = smallest_step([p.slope_ratio for p in self.panels], [p.slope_ratio_se for p in self.panels],
                                  increasing=False)
-        return Estimate(step, se, Null(0.0, "curves parallel to the bound at every n (exact)", passes=False))
+        return Estimate(step, se, Null(0.0, "curves parallel to the bound at every $n$ (exact)", passes=False))
 
     def below_source_bound(self) -> float:
         """Largest (iterated ln error + t / kappa) over reliable t and all prompts: <= 0 means every curve of the
@@ -333,7 +333,7 @@ class DimensionSweep:
             draws.append(slope(resampled))
         se = float(torch.tensor(draws).std())
         return Estimate(slope(self.errors), se, Null(PRIOR_EXPONENT, "the prior rule: Theorem 8.17's condition, "
-                                                     "n >= (8 T d^2 4^T)^2 (exact)"))
+                                                     r"$n \ge (8 T d^2 4^T)^2$ (exact)"))
 
 
 def examples_against_dimension(size: LoopedSizes, run: Run) -> DimensionSweep:

@@ -7,7 +7,7 @@ from feature_learning.experiments.contrastive.sizes import ContrastiveSizes
 
 # -- the source map ---------------------------------------------------------------------------------------------------
 LINEAR_ANALOGUE = ("the source's own linear multi-task model (Sec. 7.2.2): representations learned by projected "
-                   "gradient descent, L2-penalised logistic probes on m labelled points")
+                   "gradient descent, L2-penalised logistic probes on $m$ labelled points")
 
 
 def source_map(size: ContrastiveSizes, pre: Pretrained, reg: list[RegularisationRow]) -> list[dict]:
@@ -20,39 +20,42 @@ def source_map(size: ContrastiveSizes, pre: Pretrained, reg: list[Regularisation
     reg20 = [r.T for r in reg if r.m == 20]
     return [
         dict(id="thm71", where="Thm 7.1, App. F.1", status="verified", claims=["thm71_identity"],
-             what="With l(t) = -t the contrastive loss is the PCA objective of the augmentation-smoothed "
+             what=r"With $\ell(t) = -t$ the contrastive loss is the PCA objective of the augmentation-smoothed "
                   "representation"),
         dict(id="f11_xor", where="App. F.1.1", status="verified", claims=["xor_optimal"],
              what="A contrastive optimum can encode a feature without making it linearly usable (the XOR table)"),
         dict(id="thm72_1", where="Thm 7.2 (1)", status="verified", claims=["mixture_spurious_weight"],
              what="The optimal representation does not depend on the spurious (augmentation-changed) features"),
         dict(id="thm72_2", where="Thm 7.2 (2)", status="not attempted",
-             what="Each invariant feature is encoded once B_r >= B_i; more spread-out features are encoded first",
-             note="a sweep of the norm budget B_r on a finite Z was not built (review fix 3, left for later)"),
+             what=r"Each invariant feature is encoded once $B_r \ge B_i$; more spread-out features are encoded first",
+             note="a sweep of the norm budget $B_r$ on a finite $Z$ was not built (review fix 3, left for later)"),
         dict(id="prop73", where="Prop. 7.3, Prop. F.8, Lemma F.3", status="verified",
-             what="On an even mixture of T tasks the representation is Q(sqrt(alpha) z_S + sqrt(beta) z_rest) with "
-                  "alpha = 1, beta = 1/T (r = 2s); the probe's risk bound scales as 1/sqrt(m)",
+             what=r"On an even mixture of $T$ tasks the representation is "
+                  r"$Q(\sqrt{\alpha} z_S + \sqrt{\beta} z_{\mathrm{rest}})$ with $\alpha = 1$, $\beta = 1/T$ "
+                  r"($r = 2s$); the probe's risk bound scales as $1/\sqrt{m}$",
              claims=["allocation_alpha", "beta_one_over_T", "mixture_shared_weight", *private,
                      "drop_shrinks_with_m"]),
         dict(id="prop_f8_ratio", where="Prop. F.8, App. F.2.4", status="verified",
-             what="The universal representation's bound is worse than the specific one's by O(sqrt T)",
+             what=r"The universal representation's bound is worse than the specific one's by $O(\sqrt{T})$",
              claims=["bound_ratio", "f24_identity", "drop_grows_with_T"]),
         dict(id="prop74", where="Prop. 7.4", status="verified",
-             what="Pre-trained on task t alone, the representation keeps exactly R_t; on another task only the "
+             what="Pre-trained on task $t$ alone, the representation keeps exactly $R_t$; on another task only the "
                   "shared features remain",
              claims=["single_S_weight", "single_P1_weight", "single_other_weight", "average_rises_each_task_m200"]),
         dict(id="lemma_f5", where="Lemma F.5 (F.64-F.68)", status="verified", claims=["min_norm_predictor"],
-             what="The min-norm probe on the universal representation has ||u||^2 = v1/alpha + v2/beta"),
+             what=r"The min-norm probe on the universal representation has "
+                  r"$\lVert u \rVert^2 = v_1/\alpha + v_2/\beta$"),
         dict(id="lemma_f5_sqrt", where="Lemma F.5, proof", status="erratum", claims=["min_norm_predictor"],
-             what="X_{t,j} = alpha sum z_j, K = max(C_2 m alpha_t sigma_S^2, ...)",
-             note="sqrt(alpha) sum z_j (its stated variance m alpha is that of sqrt(alpha) sum z_j), and alpha for S"),
+             what=r"$X_{t,j} = \alpha \sum z_j$, $K = \max(C_2 m \alpha_t \sigma_S^2, \dots)$",
+             note=r"$\sqrt{\alpha} \sum z_j$ (its stated variance $m \alpha$ is that of $\sqrt{\alpha} \sum z_j$), "
+                  r"and $\alpha$ for $S$"),
         dict(id="prop_f8_dominance", where="Prop. F.8, proof", status="erratum", claims=["allocation_alpha"],
-             what="alpha Z + (2 - alpha) Z_1 / T at alpha = 1 'stochastically dominates' the other alpha",
-             note="not pointwise (the Z and Z_1 terms trade off for T > 1); the conclusion alpha = 1 holds, as the "
-                  "reduced problem solved numerically shows"),
+             what=r"$\alpha Z + (2 - \alpha) Z_1 / T$ at $\alpha = 1$ 'stochastically dominates' the other $\alpha$",
+             note=r"not pointwise (the $Z$ and $Z_1$ terms trade off for $T > 1$); the conclusion $\alpha = 1$ holds, "
+                  "as the reduced problem solved numerically shows"),
         dict(id="prop_f9", where="Prop. F.9 (F.104-F.112)", status="verified",
-             what="Contrastive fine-tuning within ||W - W*||_F <= gamma raises the target's private weight to "
-                  "min(1, 1/sqrt(T) + gamma/sqrt(s)) and keeps the rest",
+             what=r"Contrastive fine-tuning within $\lVert W - W^* \rVert_F \le \gamma$ raises the target's private "
+                  r"weight to $\min(1, 1/\sqrt{T} + \gamma/\sqrt{s})$ and keeps the rest",
              claims=["f9_solution", "f9_private_weight", "f9_shared_kept", "f9_others_kept",
                      "finetune_reaches_specific"]),
         dict(id="fig71", where="Sec. 7.3.1, Fig. 7.1, Table 7.1 (LP row)", status="reproduced on an analogue",
@@ -60,8 +63,8 @@ def source_map(size: ContrastiveSizes, pre: Pretrained, reg: list[Regularisation
                               "average over tasks (MoCo v2, CINIC-10 + SVHN + GTSRB + ImageNet32)",
              claims=["target_falls", "average_rises", "table71_lp_falls"]),
         dict(id="fig71_text", where="Sec. 7.3.1 text vs Table 7.1", status="erratum",
-             claims=["fig71_text_vs_table71"], what="CIFAR-10 LP accuracy 88.5 -> 76.4",
-             note="Table 7.1 prints 88.41 -> 75.64"),
+             claims=["fig71_text_vs_table71"], what=r"CIFAR-10 LP accuracy $88.5 \to 76.4$",
+             note=r"Table 7.1 prints $88.41 \to 75.64$"),
         dict(id="fig73", where="Fig. 7.3, App. F.3.2, F.3.5", status="not attempted",
              what="The trade-off for MoCo v2, NNCLR and SimSiam on three target tasks",
              note="ResNet18 pre-training for 800 epochs on four image collections: out of reach on a CPU; the "
@@ -93,7 +96,7 @@ def source_map(size: ContrastiveSizes, pre: Pretrained, reg: list[Regularisation
                   "representation", claims=["finetune_improves_probe"]),
         dict(id="table_f9_trend", where="Table F.9", status="not attempted",
              what="... and the gain grows as the pre-training data grow more diverse",
-             note="fine-tuning is run at T = 4 only; Table F.9's arithmetic: tablef9_gain_grows"),
+             note="fine-tuning is run at $T = 4$ only; Table F.9's arithmetic: tablef9_gain_grows"),
         dict(id="foundation_models", where="Sec. 7.3.3, Table 7.2", status="not attempted",
              what="CLIP (ViT-L), MoCo v3 (ViT-B) and SimCSE (BERT) with contrastive regularisation",
              note="no foundation-model weights or data here; Table 7.2 is carried as data (table72_range)"),

@@ -104,7 +104,7 @@ def group_estimates(summary: dict[str, tuple[float, float]]) -> dict[str, Estima
     fitted); the fixed-feature models' accuracy against chance."""
     majority = summary["majority"][0]
     out = {"net": estimate(summary, "net", Null(summary["rf"][0], RF_NULL)),
-           "hinge_net": estimate(summary, "hinge_net", Null(1.0, "the untrained network (g = 0: hinge 1, exact)")),
+           "hinge_net": estimate(summary, "hinge_net", Null(1.0, "the untrained network ($g = 0$: hinge 1, exact)")),
            "cos_two": estimate(summary, "cos_two", Null(summary["cos_init"][0], "the same units at initialisation")),
            "structure_drop": estimate(summary, "structure_drop",
                                       Null(0.0, "the untrained network (½ with and without structure)"))}
@@ -126,9 +126,9 @@ def group_estimates(summary: dict[str, tuple[float, float]]) -> dict[str, Estima
 
 
 SOURCE_ROUNDING = 0.0005  # the source prints cosines to three decimals
-OFFSET_NOTE = ("the source's cosine sits below our derived prediction at its own n by more than its rounding and "
+OFFSET_NOTE = ("the source's cosine sits below our derived prediction at its own $n$ by more than its rounding and "
                "three sd of a five-seed mean, at n = 50,000, 25,000 and 10,000 alike (Tables 1 and 5), as it would if "
-               "its step 1 kept part of w^(0) (see cos_one_step)")
+               "its step 1 kept part of $w^{(0)}$ (see cos_one_step)")
 
 
 def source_cosine(n: int, source: float, negative_ratio: float | None = None) -> dict:
@@ -148,11 +148,12 @@ def tuning_table() -> tuple[list[str], list[list[str]]]:
     return ["SGD step", "NTK test accuracy", "RF test accuracy"], rows
 
 
-STAGE_REVISED = ("the classifier stage's output step was raised from the notes' prototype (η_a = 100, constant) to "
-                 "η_a = 1800 with a cosine decay of every step (commit 8a103d5), after prototype runs left seeds on a "
-                 "plateau below 0.99; the prototype recipe stays as net_with_structure_prototype")
-THM2_NOT_TESTABLE = ("Theorem 2's floor p_o(1 − √(2N)B/2^k) is negative for N = 600 features once B ≥ 0.92: vacuous at "
-                     "simulation scale, and an untrained model (hinge 1) passes any floor below 1")
+STAGE_REVISED = (r"the classifier stage's output step was raised from the notes' prototype ($\eta_a = 100$, "
+                 r"constant) to $\eta_a = 1800$ with a cosine decay of every step (commit 8a103d5), after prototype "
+                 "runs left seeds on a plateau below 0.99; the prototype recipe stays as net_with_structure_prototype")
+THM2_NOT_TESTABLE = (r"Theorem 2's floor $p_o(1 - \sqrt{2N}B/2^k)$ is negative for $N = 600$ features once "
+                     r"$B \ge 0.92$: vacuous at simulation scale, and an untrained model (hinge 1) passes any floor "
+                     "below 1")
 
 
 def prototype_claim(result: GroupResult, n_test: int, source_value: float) -> dict:
@@ -163,9 +164,9 @@ def prototype_claim(result: GroupResult, n_test: int, source_value: float) -> di
     passes, runs = int((acc >= 0.99).sum()), acc.numel()
     mean, se = accuracy_se(acc, n_test)
     claim = {"id": "net_with_structure_prototype", "kind": "reproduction", "source_value": source_value,
-             "statement": "network test accuracy with the notes' prototype classifier stage (η_a = 100, constant), the "
-                          "recipe before the tuning (notes: ≥ 0.99)", "bound": 0.99,
-             "measured": Estimate(mean, se, Null(CHANCE, "the untrained network (g = 0: accuracy ½)"))}
+             "statement": r"network test accuracy with the notes' prototype classifier stage ($\eta_a = 100$, "
+                          "constant), the recipe before the tuning (notes: ≥ 0.99)", "bound": 0.99,
+             "measured": Estimate(mean, se, Null(CHANCE, "the untrained network ($g = 0$: accuracy ½)"))}
     if passes == 0:
         claim["not_reproduced"] = "no seed reaches 0.99 with the prototype stage"
     elif passes < runs:
@@ -179,7 +180,7 @@ def prototype_source(ledger) -> dict:
     status = {"pass": "reproduced", "inconclusive": "inconclusive", "not reproduced": "not reproduced"}
     claim = next(c for c in ledger.claims if c.id == "net_with_structure_prototype")
     entry = {"id": "table1_prototype", "where": "Table 1 / A.1 (E.1.1); chapter notes §4.1",
-             "what": "the network reaches 100% with the classifier stage fixed before the tuning (η_a = 100)",
+             "what": r"the network reaches 100% with the classifier stage fixed before the tuning ($\eta_a = 100$)",
              "status": status.get(claim.status, "reproduced"), "claims": [claim.id]}
     if entry["status"] != "reproduced":
         entry["note"] = claim.not_reproduced or claim.inconclusive
@@ -251,12 +252,12 @@ SOURCE_MAP = [
     {"id": "thm1", "where": "Thm 1 = Thm 26", "status": "reproduced", "claims": ["net_with_structure", "net_hinge"],
      "what": "gradient descent on a two-layer network learns every labelling of the relevant count (parity here)"},
     {"id": "lemma5", "where": "Lemma 5 / A.2", "status": "verified", "claims": ["lemma5_exact"],
-     "what": "3(k+1) truncated-ReLU units along Σ_A M_j fit any labelling, with bounded weights"},
+     "what": r"$3(k+1)$ truncated-ReLU units along $\sum_A M_j$ fit any labelling, with bounded weights"},
     {"id": "mixture_law", "where": "App. C", "status": "verified", "claims": ["mixture_gamma"],
-     "what": "D_A^mix has balanced classes and γ = (1 − p_o)/2"},
+     "what": r"$\mathcal{D}_A^{\mathrm{mix}}$ has balanced classes and $\gamma = (1 - p_o)/2$"},
     {"id": "thm2", "where": "Thm 2, Cor. 3", "status": "not testable here", "claims": ["ntk_hinge", "rf_hinge"],
-     "what": "fixed features need exponentially many features or norm: hinge ≥ p_o(1 − √(2N)B/2^k)",
-     "note": "vacuous at N = 600 features; its direction is carried by Table 1's NTK and RF accuracies"},
+     "what": r"fixed features need exponentially many features or norm: hinge $\ge p_o(1 - \sqrt{2N}B/2^k)$",
+     "note": "vacuous at $N = 600$ features; its direction is carried by Table 1's NTK and RF accuracies"},
     {"id": "thm4", "where": "Thm 4", "status": "verified",
      "claims": ["parities_uncorrelated", "sq_bound", "net_without_structure", "ntk_without_structure",
                 "rf_without_structure"],
@@ -266,10 +267,10 @@ SOURCE_MAP = [
      "what": "network 100% against NTK 86.4% and RF 76.0%; 52% without input structure"},
     {"id": "table1_cos_two", "where": "Table 1 / Fig. 2 (E.1.1)", "status": "reproduced",
      "claims": ["cos_two_steps", "cos_two_no_structure"],
-     "what": "after two steps the weights align with Σ_A M_j (0.997; 0.253 without structure)"},
+     "what": r"after two steps the weights align with $\sum_A M_j$ (0.997; 0.253 without structure)"},
     {"id": "table1_cos_one", "where": "Table 1 / Fig. 2 (E.1.1)", "status": "not reproduced",
      "claims": ["cos_one_step"], "what": "after one step the best cosine is 0.848",
-     "note": "with the stated λ_w = 1/(2η) step 1 erases w^(0) and the cosine is ≈ 0.99 at every seed"},
+     "note": r"with the stated $\lambda_w = 1/(2\eta)$ step 1 erases $w^{(0)}$ and the cosine is ≈ 0.99 at every seed"},
     {"id": "table1_two_step", "where": "Table 1 / Sec. 5.2", "status": "reproduced", "claims": ["probe_two_steps"],
      "what": "the best classifier on the step-two features: 100%"},
     {"id": "table1_one_step", "where": "Table 1 / Sec. 5.2", "status": "not reproduced",
@@ -281,11 +282,11 @@ SOURCE_MAP = [
      "what": "interval labels: the two-step features reach 100% and align (0.994; 0.965 without structure)"},
     {"id": "table2_fixed_features", "where": "Table 2, Figs. 7-8 (E.1.2)", "status": "not attempted", "claims": [],
      "what": "interval labels: NTK and random features come close to the network (the advantage disappears)",
-     "note": "the classifier stage is not run at k = 30, where the chapter notes found our parity recipe unstable"},
+     "note": "the classifier stage is not run at $k = 30$, where the chapter notes found our parity recipe unstable"},
     {"id": "table3", "where": "Table 3 / Fig. 9 (E.2.1)", "status": "reproduced",
      "claims": _ids("dim_small", "dim_large", suffixes=("net", "net_beats_ntk", "net_beats_rf", "cos_two",
                                                         "structure_drop")),
-     "what": "d = 100 and 2000: the network still beats NTK and RF, and needs the input structure"},
+     "what": "$d = 100$ and 2000: the network still beats NTK and RF, and needs the input structure"},
     {"id": "table4", "where": "Table 4 / Fig. 11 (E.2.2)", "status": "reproduced",
      "claims": _ids("ratio_low", "ratio_high", suffixes=("net", "net_beats_ntk", "net_beats_rf", "two_step",
                                                          "no_structure")),
@@ -301,11 +302,11 @@ SOURCE_MAP = [
      "what": "Gaussian mixture: every cluster centre is covered by some neurons"},
     {"id": "injection", "where": "Figs. 4, 22 (E.5)", "status": "reproduced on an analogue",
      "claims": ["injection_ordering", "injection_mixture_lower", "injection_real_part"],
-     "analogue": "scikit-learn's 8×8 digits with Gaussian inputs of their mean and covariance, α = ½",
+     "analogue": r"scikit-learn's 8×8 digits with Gaussian inputs of their mean and covariance, $\alpha = \frac{1}{2}$",
      "what": "a student learns injected inputs slower and worse than the real ones labelled by the same teacher"},
     {"id": "injection_rest", "where": "Figs. 23-26, Alg. 1 (E.5)", "status": "not attempted", "claims": [],
-     "what": "Tiny ImageNet injection, the sweep over α, the double-descent choice of the teacher",
-     "note": "no dataset can be downloaded here; the α sweep and the teacher selection are not built"},
+     "what": r"Tiny ImageNet injection, the sweep over $\alpha$, the double-descent choice of the teacher",
+     "note": r"no dataset can be downloaded here; the $\alpha$ sweep and the teacher selection are not built"},
     {"id": "real_data", "where": "Figs. 3, 17-21, Table 7 (E.4)", "status": "not attempted", "claims": [],
      "what": "on MNIST, CIFAR-10 and SVHN the neurons of trained networks cluster; a small CNN analogue",
      "note": "the datasets cannot be downloaded here, and the notes' digits analogue is not built"},
@@ -314,6 +315,6 @@ SOURCE_MAP = [
      "note": "pictures only; the cosines they show are claimed with Tables 3-5"},
     {"id": "erratum_bias_gradient", "where": "eq. (24) / (A.20)", "status": "erratum",
      "claims": ["smoothed_activation"],
-     "what": "the bias gradient omits ξ_i inside the indicator",
-     "note": "the derivative of the smoothed activation is Pr[z + ξ ∈ (0, 1)]: the noise belongs inside"},
+     "what": r"the bias gradient omits $\xi_i$ inside the indicator",
+     "note": r"the derivative of the smoothed activation is $\Pr[z + \xi \in (0, 1)]$: the noise belongs inside"},
 ]
