@@ -224,49 +224,49 @@ def source_map(size: GranularitySizes) -> list[dict]:
     h = HIERARCHY_ANALOGUE
     return [
         dict(id="thm51_coarse", where="Thm 5.1 (Thm E.1, Cor. E.1.1)", status="reproduced",
-             what="Coarse labels: training loss o(1); on normal samples F_y in omega(1), F_y' in o(1); on hard "
-                  "samples F_+, F_- in o(1)",
+             what=r"Coarse labels: training loss $o(1)$; on normal samples $F_y \in \omega(1)$, $F_{y'} \in o(1)$; "
+                  r"on hard samples $F_+, F_- \in o(1)$",
              claims=["hard_margin_slope_coarse", "hard_margin_slope_coarse_8_replicas", "coarse_hard_other",
                      "coarse_loss_saturated", "normal_accuracy"]),
         dict(id="ratio_law", where="eqs. 75, 83, 89 (App. E)", status="reproduced",
-             what="Coarse labels: the subclass features grow at 1/k of the common feature's pace",
+             what="Coarse labels: the subclass features grow at $1/k$ of the common feature's pace",
              claims=[f"ratio_law_k{k}" for k in ck]),
         dict(id="thm_d1_phase1", where="Thm D.1, eqs. 22-23", status="reproduced",
-             what="Phase I: the common feature drifts k times faster than a subclass feature",
+             what="Phase I: the common feature drifts $k$ times faster than a subclass feature",
              claims=["drift_rates"] + [f"early_coarse_k{k}" for k in ck]),
         dict(id="thm_e1_log_time", where="Thm E.1, eqs. 59-60", status="reproduced",
-             what="Phase II: the common response grows as ln(C (t - T11) + t0)",
+             what=r"Phase II: the common response grows as $\ln(C(t - T_{1,1}) + t_0)$",
              claims=["log_time_ode", "log_time_recursion", "log_time_recursion_sign", "log_slope_exact"]),
         dict(id="thm52_fine", where="Thm 5.2 (Prop. 3 and its remark)", status="reproduced",
-             what="Fine labels: F_{+,c}(X_hard) in Omega(1); merged heads F_+ in Omega(1), F_- in o(1) on normal "
-                  "and hard samples",
+             what=r"Fine labels: $F_{+,c}(X_{\mathrm{hard}}) \in \Omega(1)$; merged heads $F_+ \in \Omega(1)$, "
+                  r"$F_- \in o(1)$ on normal and hard samples",
              claims=["hard_margin_slope_fine", "hard_margin_slope_fine_two_sided", "fine_over_coarse_k8",
                      "fine_hard_accuracy"]),
         dict(id="fine_phase1", where="App. F, eqs. 94-97", status="verified",
-             what="Fine labels, Phase I: within head (+, c) the subclass feature outgrows the common one (the "
+             what="Fine labels, Phase I: within head $(+, c)$ the subclass feature outgrows the common one (the "
                   "equations are lost in the extraction; rates derived here)",
              claims=["drift_rates"] + [f"early_fine_k{k}" for k in fk]),
         dict(id="prop1_lucky", where="Prop. 1 (App. C)", status="verified",
-             what="Theta(d^c0 / sqrt(ln d)) singly activated neurons per feature at initialisation",
+             what=r"$\Theta(d^{c_0} / \sqrt{\ln d})$ singly activated neurons per feature at initialisation",
              claims=["init_geometry"] + [f"lucky_set_tau{t}" for t in taus]),
         dict(id="eq5_gradient", where="eqs. 4-6", status="verified",
              what="The update of eq. (5) is gradient descent on the softmax cross-entropy", claims=["ce_gradient"]),
         dict(id="lemma_e4", where="Lemma E.4, eq. 90", status="verified",
-             what="The harmonic remainder eps_n lies in [0, 1/(8 n^2)]", claims=["harmonic_lemma"]),
+             what=r"The harmonic remainder $\varepsilon_n$ lies in $[0, 1/(8 n^2)]$", claims=["harmonic_lemma"]),
         dict(id="sec53_robustness", where="Sec. 5.3", status="reproduced",
              what="Fine-grained pretraining makes the network more robust to misleading patterns",
              claims=[f"robustness_k{k}" for k in fk]),
         dict(id="prop3_threshold", where="Prop. 3, proof", status="erratum", claims=["finishing_threshold"],
-             what="logit_{+,c} >= 1/(1.5k) requires F_{+,c} >= ln Omega(k)",
-             note="it requires ln(2(2k-1)/(3k-2)) -> ln(4/3), bounded in k; the conclusion Omega(1) stands"),
+             what=r"$\mathrm{logit}_{+,c} \ge 1/(1.5k)$ requires $F_{+,c} \ge \ln\Omega(k)$",
+             note=r"it requires $\ln(2(2k-1)/(3k-2)) \to \ln(4/3)$, bounded in $k$; the conclusion $\Omega(1)$ stands"),
         dict(id="eq8_tail", where="eq. 8", status="erratum", claims=["erratum_gaussian_tail"],
-             what="Gaussian tail bound Pr[g >= e] <= (1/2) phi(e) / e",
-             note="false at e = 1, 2, 3, 5; without the factor 1/2 (Mills) it holds"),
+             what=r"Gaussian tail bound $\Pr[g \ge \varepsilon] \le (1/2)\,\phi(\varepsilon) / \varepsilon$",
+             note=r"false at $\varepsilon = 1, 2, 3, 5$; without the factor 1/2 (Mills) it holds"),
         dict(id="eq18_union", where="eq. 18", status="erratum", claims=["erratum_union_bound"],
-             what="m d O(d^-5 / sqrt(ln d)) < d^-2", note="the ratio diverges like d^(2 c0) / sqrt(ln d); the "
-                                                         "event is still o(1)"),
+             what=r"$m\,d\,O(d^{-5} / \sqrt{\ln d}) < d^{-2}$",
+             note=r"the ratio diverges like $d^{2c_0} / \sqrt{\ln d}$; the event is still $o(1)$"),
         dict(id="eq34_factor", where="eqs. 30, 34", status="erratum", claims=["erratum_eq34_factor"],
-             what="The rationalised activation margins", note="eq. 34 omits the factor (4 + 2 c0) on its second "
+             what="The rationalised activation margins", note="eq. 34 omits the factor $(4 + 2c_0)$ on its second "
                                                               "term"),
         dict(id="inat_manual_gain", where="Abstract; Sec. 4.1, Fig. 3, Table 1", status="reproduced on an analogue",
              analogue=h, what="Pretraining on the manual hierarchy beats the retraining baseline (8.76% relative "
@@ -297,7 +297,7 @@ def source_map(size: GranularitySizes) -> list[dict]:
              note="a leaf of the analogue is one dictionary feature, which one image shows: no within-leaf sample "
                   "complexity (Table 9's arithmetic: in1k_negative)"),
         dict(id="in21k_in_dataset", where="Sec. 4.2, Tables 2, 8", status="not attempted",
-             what="ImageNet-21k, 'is it a living thing': leaf labels give the largest gain, fading toward G = 2",
+             what="ImageNet-21k, 'is it a living thing': leaf labels give the largest gain, fading toward $G = 2$",
              note="ViT-B/16 on 12.7 million images: no data, weights or accelerator here; carried as data"),
         dict(id="table8_label", where="Table 8", status="erratum", claims=["table8_leaf", "table8_baseline"],
              what="Table 8 is labelled 'validation error'", note="it lists accuracies: 100 minus Table 2's errors"),
