@@ -116,9 +116,10 @@ def _raw(text: str) -> nodes.raw:
 
 # The report's page has no contents list (its sections are built after Sphinx collects them), so the right margin
 # beside its column is empty: its tables take it (class report-wide, _static/book.css; not the theme's full-width box,
-# whose script fails on a page without the list).
+# whose script fails on a page without the list). myst-nb marks each page it parses tex2jax_ignore (MyST marks its
+# own math), so MathJax skips these tables unless their box opts in (mathjax_process): claim texts hold inline math.
 def _wide(table_html: str) -> nodes.raw:
-    return _raw(f"<div class='report-wide'>{table_html}</div>")
+    return _raw(f"<div class='report-wide mathjax_process'>{table_html}</div>")
 
 
 def _table(columns, rows, cls: str = "claims-table report-table") -> nodes.raw:
