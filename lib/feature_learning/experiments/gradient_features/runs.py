@@ -555,7 +555,7 @@ SOURCE_MAP = [
              r"$d^{\Omega(k)}$"},
     {"id": "thmB69", "where": "Thm B.69, Lemma B.68", "status": "reproduced on an analogue",
      "claims": ["mi_alignment", "mi_gf", "mi_separation"], "analogue": "a degree-2, rank-2 target, ridge second layer",
-     "what": r"a multi-index target (Damian et al.): the step aligns $\mathbf{W}$ with $\mathrm{span}(U)$, then the "
+     "what": r"a multi-index target (Damian et al.): the step aligns $W$ with $\mathrm{span}(U)$, then the "
              "target is fitted"},
     {"id": "propB1", "where": "Prop. B.1", "status": "reproduced on an analogue", "claims": ["ticket_matches"],
      "analogue": "the ticket built as Lemma 3.14's units, $d = 30$, $k = 5$",
@@ -565,10 +565,10 @@ SOURCE_MAP = [
     {"id": "simplicity_bias", "where": "Sec. B.3.1", "status": "not attempted", "claims": [],
      "what": "the framework's reading of simplicity bias", "note": "optional in the chapter notes; not simulated"},
     {"id": "erratum_b45", "where": "Remark B.45", "status": "erratum", "claims": ["mean_yx_erratum", "mean_yx_sample"],
-     "what": r"$\mathbb{E}[y\mathbf{x}] = 0$ for the structured parity",
+     "what": r"$\mathbb{E}[yx] = 0$ for the structured parity",
      "note": r"it is $2p_A\sqrt{k}\sum_j D_j$ (exact enumeration)"},
     {"id": "erratum_b51", "where": "Lemma B.51", "status": "erratum", "claims": ["bump_norm_erratum"],
-     "what": r"the bump network's $\lVert\mathbf{a}^*\rVert_2$ is at most $2\sqrt{rk(k+1)}$",
+     "what": r"the bump network's $\lVert a^*\rVert_2$ is at most $2\sqrt{rk(k+1)}$",
      "note": r"it is $\sqrt{6rk(k+1)}$"},
     {"id": "erratum_b480", "where": "(B.480)", "status": "erratum", "claims": ["majority"],
      "what": "the Majority coefficient's numerator", "note": "the binomial's lower index is $(k-1)/2$, not $(d-1)/2$"},

@@ -15,7 +15,8 @@ EVAL_TASK = (1.0, -0.8, 0.5, 0.3, 0.4, -0.2, 0.3, 0.1)  # c = Q^T w of the evalu
 SPECIAL_TASK = (1.0, -0.7)  # s of Theorem 5.4.3's special case, in the top-2 eigen-directions (the notes' F6)
 ENERGY_M = 16  # context length of the projection energies (the notes' F13)
 ALL_RANKS = (1, 2, 3, 4, 5, 6, 7, 8)
-PRIOR_RULE = "the prior rule sign<e_1, x_q> (ignores the context)"  # trivial models of the LLM analogue's claims
+# trivial models of the LLM analogue's claims
+PRIOR_RULE = r"the prior rule $\mathrm{sign}\langle\mathbf e_1, \mathbf x_q\rangle$ (ignores the context)"
 SIZE_BLIND = Null(0.0, "size-blind: the smallest model at every size")
 
 
