@@ -187,3 +187,8 @@ def test_smoke_values_read_the_stored_cuda_smoke():
                                               "smoke_peak_two_se": "0.009", "smoke_speedup": "1.67",
                                               "smoke_speedup_se": "0.47"}
     assert set(experiment.smoke_values(None).values()) == {"?"}
+    tex = (r"$\mathrm{acc}(r^*) - \mathrm{acc}(1) = 0.558 > 0.046$; best $- \mathrm{acc}(r^*) = 0.010 \le 0.009$ "
+           "(paired 2 se)")
+    entry["changed_claims"]["filter_layer_peak"]["relation"] = tex  # a ledger written since the TeX rewrite
+    assert experiment.smoke_values(entry)["smoke_peak_lead"] == "0.010"
+    assert experiment.smoke_values(entry)["smoke_peak_two_se"] == "0.009"

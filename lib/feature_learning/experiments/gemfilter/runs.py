@@ -504,6 +504,15 @@ def full_run_values(record: dict | None, full: GemFilterSizes) -> dict[str, str]
             "full_train_steps": f"{full.training.steps:,}"}
 
 
+def plain_relation(text: str) -> str:
+    """A claim's test as plain text: the ledgers since 2026-11-27 write its math as inline TeX
+    ("best $- \\mathrm{acc}(r^*) = 0.010 \\le 0.009$"), the stored CUDA smoke as ASCII ("best - acc(r*) = 0.010 <=
+    0.009")."""
+    for tex, plain in (("$", ""), ("\\mathrm{acc}", "acc"), ("r^*", "r*"), ("\\le", "<="), ("\\,", " ")):
+        text = text.replace(tex, plain)
+    return re.sub(r"\s+", " ", text)
+
+
 def smoke_values(entry: dict | None) -> dict[str, str]:
     """What the chapter's full-run section quotes from the stored CUDA smoke at ``ci`` (``results/cuda-smoke.json``):
     for ``filter_layer_peak``, the best filter layer and its lead over r* against two paired standard errors (read
@@ -515,7 +524,7 @@ def smoke_values(entry: dict | None) -> dict[str, str]:
     if peak:
         accuracies = json.loads(peak["measured"]) if isinstance(peak["measured"], str) else peak["measured"]
         out["smoke_best_layer"] = str(max(range(len(accuracies)), key=accuracies.__getitem__) + 1)
-        lead = re.search(r"best - acc\(r\*\) = ([0-9.]+) <= ([0-9.]+)", peak["relation"])
+        lead = re.search(r"best - acc\(r\*\) = ([0-9.]+) <= ([0-9.]+)", plain_relation(peak["relation"]))
         if lead:
             out["smoke_peak_lead"], out["smoke_peak_two_se"] = lead.groups()
     speedup = changed.get("prompt_speedup_full_layer")
