@@ -703,8 +703,8 @@ def wide(table: str, on: bool = True) -> str:
     page's right margin (136% of the column; the theme folds the page's contents list while such a box is in view),
     so that a claim's statement wraps over fewer lines and its numbers keep to one; on a narrow screen it is the
     column's width. Claims tables and source maps took a quarter to a third of a chapter's height in the column.
-    ``on=False`` leaves the table in the column: for a page without a contents list (the reproduction report), where
-    the theme's script that folds the list fails on such a box."""
+    ``on=False`` returns the table bare, for a page without a contents list, where the theme's script that folds the
+    list fails on such a box: the reproduction report, which puts it in its own wide box (``sphinx_report._wide``)."""
     return f"<div class='full-width claims-wide'>{table}</div>" if on else table
 
 
