@@ -3,6 +3,7 @@ clock (on CUDA)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import time
@@ -14,28 +15,55 @@ from feature_learning.inference.token_selection import gemfilter_select
 from feature_learning.models.rope_decoder import CausalLM
 
 
-def best_time(fn: Callable[[], object], repeats: int = 3, device: torch.device | str = "cpu",
-              clock: Callable[[], float] | None = None, min_total: float = 0.0) -> float:
-    """Seconds of the fastest of at least ``repeats`` calls of ``fn`` after one warm-up call, calling on until the
-    calls have taken ``min_total`` seconds (so that short calls are repeated more often).
+def best_times(fns: Sequence[Callable[[], object]], repeats: int = 3, device: torch.device | str = "cpu",
+               clock: Callable[[], float] | None = None, min_total: float = 0.0) -> list[float]:
+    """Seconds of the fastest call of each of ``fns``, called in turn (round robin) after one warm-up call each: at
+    least ``repeats`` rounds, and on until every one of them has taken ``min_total`` seconds (so that short calls
+    are repeated more often).
 
     On a CPU the clock is the process's CPU time (``time.process_time``): the work done, which other processes on a
-    shared machine do not inflate (with one torch thread it equals the undisturbed wall time). On CUDA it is the
-    wall clock, read after the device is synchronised. The minimum is the least disturbed of the repeats."""
+    shared machine inflate only through the caches and memory they share (with one torch thread it equals the
+    undisturbed wall time). On CUDA it is the wall clock, read after the device is synchronised. The minimum is the
+    least disturbed of the repeats. Taking the calls in turn makes the phases share whatever else the machine does
+    meanwhile, so that a change of load between them does not skew their ratio."""
     cuda = torch.device(device).type == "cuda"
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     clock = clock or (time.perf_counter if cuda else time.process_time)
+    best, total = [float("inf")] * len(fns), [0.0] * len(fns)
     with torch.no_grad():
-        fn()
-        sync()
-        best, total, calls = float("inf"), 0.0, 0
-        while calls < repeats or total < min_total:
-            start = clock()
+        for fn in fns:
             fn()
-            sync()
-            elapsed = clock() - start
-            best, total, calls = min(best, elapsed), total + elapsed, calls + 1
+        sync()
+        rounds = 0
+        while rounds < repeats or min(total) < min_total:
+            for i, fn in enumerate(fns):
+                start = clock()
+                fn()
+                sync()
+                elapsed = clock() - start
+                best[i], total[i] = min(best[i], elapsed), total[i] + elapsed
+            rounds += 1
     return best
+
+
+def best_time(fn: Callable[[], object], repeats: int = 3, device: torch.device | str = "cpu",
+              clock: Callable[[], float] | None = None, min_total: float = 0.0) -> float:
+    """Seconds of the fastest of at least ``repeats`` calls of ``fn`` after one warm-up call, calling on until the
+    calls have taken ``min_total`` seconds: :func:`best_times` of the one function."""
+    return best_times([fn], repeats, device, clock, min_total)[0]
+
+
+@contextlib.contextmanager
+def torch_threads(threads: int | None):
+    """Run the block on ``threads`` torch threads (one is the least disturbed on a shared machine); ``None`` keeps
+    the current number."""
+    previous = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 def peak_cuda_memory(fn: Callable[[], object], device: torch.device | str) -> int | None:
@@ -75,10 +103,7 @@ def prompt_phase_profile(model: CausalLM, prompts: Sequence[torch.Tensor], layer
     ``layer`` keeping ``k`` tokens (Theorem 9.3's prompt-computation row), timed by :func:`best_time` on each prompt
     (1, T), at least ``repeats`` times and for ``min_total`` seconds; with ``threads`` set, on that many CPU threads
     (one thread is the least disturbed on a shared machine)."""
-    previous = torch.get_num_threads()
-    if threads is not None:
-        torch.set_num_threads(threads)
-    try:
+    with torch_threads(threads):
         rows = []
         for tokens in prompts:
             phases = (functools.partial(model.prefill, tokens),
@@ -87,5 +112,3 @@ def prompt_phase_profile(model: CausalLM, prompts: Sequence[torch.Tensor], layer
             peaks = [peak_cuda_memory(fn, device) for fn in phases]
             rows.append(TimingRow(tokens.shape[1], *seconds, *peaks))
         return rows
-    finally:
-        torch.set_num_threads(previous)

@@ -43,6 +43,7 @@ from feature_learning.experiments.gemfilter.runs import (  # noqa: F401
     full_run_values,
     gemfilter_correct,
     head_table,
+    interleaved_full_layer_seconds,
     k_sweep,
     kept_example,
     kv_cache_sizes,

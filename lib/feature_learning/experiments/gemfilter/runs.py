@@ -33,7 +33,7 @@ from feature_learning.inference.token_selection import (
     top_k_listing_as_printed,
 )
 from feature_learning.measure.metrics import exact_match
-from feature_learning.measure.timing import TimingRow, best_time, prompt_phase_profile
+from feature_learning.measure.timing import TimingRow, best_time, best_times, prompt_phase_profile, torch_threads
 from feature_learning.models.rope_decoder import CausalLM, DecoderConfig, KVCache, RopeDecoder
 from feature_learning.training.loop import OptimConfig, train
 
@@ -411,15 +411,25 @@ def select_full_layer(model: RopeDecoder, tokens: torch.Tensor, layer: int, k: i
 def full_layer_seconds(model: RopeDecoder, layer: int, size: GemFilterSizes, run: Run,
                        min_total: float = 0.2) -> list[float]:
     """Seconds of :func:`select_full_layer` on the timing prompts, timed as :func:`timing` times the other two
-    phases (the fastest of repeated calls on one thread)."""
+    phases (the fastest of repeated calls on one thread), after them: the original form of the timed speed-up,
+    which a change of load between the phases skews (:func:`interleaved_full_layer_seconds` is the revised one)."""
     prompts = [timing_prompt(model.config.vocab, length, run) for length in size.timing.lengths]
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with torch_threads(1):
         return [best_time(functools.partial(select_full_layer, model, tokens, layer, size.k), size.timing.repeats,
                           run.device, min_total=min_total) for tokens in prompts]
-    finally:
-        torch.set_num_threads(previous)
+
+
+def interleaved_full_layer_seconds(model: RopeDecoder, layer: int, size: GemFilterSizes, run: Run,
+                                   min_total: float = 0.5) -> list[tuple[float, float]]:
+    """Seconds of the full prefill and of :func:`select_full_layer` (GemFilter's selection as the authors' code runs
+    it) on each timing prompt, the two timed in turn (:func:`~feature_learning.measure.timing.best_times`) on one
+    thread, each for at least ``min_total`` seconds: both phases see the same load, so their ratio, source Fig.
+    9.3's prompt-phase speed-up, does not move with it."""
+    prompts = [timing_prompt(model.config.vocab, length, run) for length in size.timing.lengths]
+    with torch_threads(1):
+        return [tuple(best_times([functools.partial(model.prefill, tokens),
+                                  functools.partial(select_full_layer, model, tokens, layer, size.k)],
+                                 size.timing.repeats, run.device, min_total=min_total)) for tokens in prompts]
 
 
 def _cpu_attention_flops(query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs) -> int:
