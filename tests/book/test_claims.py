@@ -58,7 +58,9 @@ def test_passing_ledger_is_written_as_json_with_kinds_nulls_and_sources(tmp_path
     assert html.startswith("<div class='full-width claims-wide'>"), "a claims table reaches over the margin"
     wide_map = "<div class='full-width claims-wide'><table class='claims-table source-map mathjax_process'>"
     assert shown._repr_html_().count(wide_map) == 1
-    assert "full-width" not in claims_html(data["claims"], wide_box=False)  # the report: no contents list
+    report = claims_html(data["claims"], box="report-wide")  # the report: no contents list, a box of its own
+    assert report.startswith("<div class='report-wide'>") and "full-width" not in report
+    assert claims_html(data["claims"], box=None).startswith("<table")
     assert "<span class='claim-kind'>" in html and "claim-badge claim-pass" in html
     assert "1 of 1 source results reproduced" in shown._repr_html_()
 

@@ -698,33 +698,39 @@ def code_id(claim_id: str) -> str:
     return "<code>" + html.escape(claim_id).replace("_", "_<wbr>") + "</code>"
 
 
-def wide(table: str, on: bool = True) -> str:
-    """``table`` in a box of the theme's class ``full-width``: on a screen at least 992 px wide it reaches over the
-    page's right margin (136% of the column; the theme folds the page's contents list while such a box is in view),
-    so that a claim's statement wraps over fewer lines and its numbers keep to one; on a narrow screen it is the
-    column's width. Claims tables and source maps took a quarter to a third of a chapter's height in the column.
-    ``on=False`` returns the table bare, for a page without a contents list, where the theme's script that folds the
-    list fails on such a box: the reproduction report, which puts it in its own wide box (``sphinx_report._wide``)."""
-    return f"<div class='full-width claims-wide'>{table}</div>" if on else table
+# The box of a chapter's claims tables and source map (the theme's class full-width); the reproduction report names
+# its own (sphinx_report.REPORT_BOX).
+CHAPTER_BOX = "full-width claims-wide"
 
 
-def html_table(columns, rows, cls: str = "claims-table", wide_box: bool = True) -> str:
+def wide(table: str, box: str | None = CHAPTER_BOX) -> str:
+    """``table`` in a box of the classes ``box`` (``None``: bare). A chapter's box is the theme's ``full-width``: on
+    a screen at least 992 px wide it reaches over the page's right margin (136% of the column; the theme folds the
+    page's contents list while such a box is in view), so that a claim's statement wraps over fewer lines and its
+    numbers keep to one; on a narrow screen it is the column's width. Claims tables and source maps took a quarter
+    to a third of a chapter's height in the column. The reproduction report, a page without a contents list (where
+    the theme's script that folds the list fails on a full-width box), names a box of its own."""
+    return f"<div class='{box}'>{table}</div>" if box else table
+
+
+def html_table(columns, rows, cls: str = "claims-table", box: str | None = CHAPTER_BOX) -> str:
     """An HTML table of ``rows`` of HTML cells under the (plain-text) ``columns``, styled by ``_static/book.css``,
-    as wide as :func:`wide` makes it (``wide_box=False``: the column's width)."""
+    in the box :func:`wide` puts it in."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in columns)
     body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return wide(f"<table class='{cls}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>", wide_box)
+    return wide(f"<table class='{cls}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>", box)
 
 
-def claims_html(claims: list[dict], wide_box: bool = True) -> str:
+def claims_html(claims: list[dict], box: str | None = CHAPTER_BOX) -> str:
     """The claims as a table of two rows per claim: its id and numbers (:func:`claim_cells`), then across the table
-    its statement with the kind, place, null and status's reason in small print (:func:`claim_statement`)."""
+    its statement with the kind, place, null and status's reason in small print (:func:`claim_statement`), in the
+    box :func:`wide` puts it in."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in COLUMNS)
     body = "".join("<tr class='claim-numbers'>" + "".join(f"<td>{cell}</td>" for cell in claim_cells(c)) + "</tr>"
                    f"<tr class='claim-statement'><td colspan='{len(COLUMNS)}'>{claim_statement(c)}</td></tr>"
                    for c in claims)
     table = f"<table class='claims-table mathjax_process'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-    return wide(table, wide_box)
+    return wide(table, box)
 
 
 # The claims that carry a result sit under it, in small print, rather than in a fourth column: a narrow column of ids
@@ -745,10 +751,10 @@ def source_cells(entry: dict, claims: dict[str, dict] | None = None) -> list[str
     return [what, _text(entry["where"]), badge(entry["status"])]
 
 
-def source_map_html(ledger: dict, wide_box: bool = True) -> str:
+def source_map_html(ledger: dict, box: str | None = CHAPTER_BOX) -> str:
     rows = [source_cells(s) for s in ledger.get("sources", [])]
     return (f"<p><strong>{html.escape(source_headline(ledger))}</strong></p>"
-            + html_table(SOURCE_COLUMNS, rows, "claims-table source-map mathjax_process", wide_box))
+            + html_table(SOURCE_COLUMNS, rows, "claims-table source-map mathjax_process", box))
 
 
 class SourceMap:

@@ -118,13 +118,12 @@ def _raw(text: str) -> nodes.raw:
 # beside its column is empty: its tables take it (class report-wide, _static/book.css; not the theme's full-width box,
 # whose script fails on a page without the list). myst-nb marks each page it parses tex2jax_ignore (MyST marks its
 # own math), so MathJax skips these tables unless their box opts in (mathjax_process): claim texts hold inline math.
-def _wide(table_html: str) -> nodes.raw:
-    return _raw(f"<div class='report-wide mathjax_process'>{table_html}</div>")
+REPORT_BOX = "report-wide mathjax_process"
 
 
 def _table(columns, rows, cls: str = "claims-table report-table") -> nodes.raw:
     """A report table: words wrap whole (``report-table``), unlike the claims tables' long number lists."""
-    return _wide(html_table(columns, rows, cls, wide_box=False))
+    return _raw(html_table(columns, rows, cls, box=REPORT_BOX))
 
 
 def _link(ledger: dict, links: dict[str, str]) -> str:
@@ -275,8 +274,8 @@ def report_nodes(ledgers: list[dict], sweep: dict | None = None, links: dict[str
         section += nodes.title(text=f"{ledger.get('number', '')} {ledger['title']}".strip())
         section += nodes.paragraph(text=f"Run: profile {ledger['profile']}, seed {ledger['seed']}, device "
                                    f"{ledger['device']}, written {ledger['written']}. {headline(ledger['claims'])}")
-        section += _wide(source_map_html(ledger, wide_box=False))
-        section += _wide(claims_html(ledger["claims"], wide_box=False))
+        section += _raw(source_map_html(ledger, box=REPORT_BOX))
+        section += _raw(claims_html(ledger["claims"], box=REPORT_BOX))
         out.append(section)
     return out
 
