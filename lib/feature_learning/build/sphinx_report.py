@@ -163,7 +163,7 @@ def _line(text: str) -> str:
 def _full_run_cell(text: str) -> str:
     """The summary's full-run cell (escaped ``text``): each date (2026-11-27) kept on one line, as the browser breaks
     lines at hyphens, and claim ids (ood_unpenalized_scale_size) free to break after an underscore."""
-    text = re.sub(r"\d{4}-\d{2}-\d{2}", lambda m: f"<span class='report-line'>{m.group(0)}</span>", text)
+    text = re.sub(r"\d{4}-\d{2}-\d{2}", lambda m: _line(m.group(0)), text)
     return text.replace("_", "_<wbr>")
 
 
