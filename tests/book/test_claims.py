@@ -273,6 +273,17 @@ def test_format_value_four_significant_digits_and_ranges():
     assert format_value(0.123456) == "0.1235" and format_value(1234.5678) == "1235"
     assert format_value(2.5e-5) == "2.500e-5" and format_value(12345) == "12,345"
     assert format_value([0.1, 0.2, 0.3, 0.4, 0.5]) == "0.1 to 0.5 (5 values)"
+
+
+
+def test_format_value_reads_the_text_of_a_list_or_dict_of_numbers():
+    """Notebooks pass some values as their Python or JSON text; the tables show them as numbers, not reprs."""
+    assert format_value("[0.5730000138282776, 0.9419999718666077]") == "0.573, 0.942"
+    assert format_value("[1, 2, 3, 4, 5, 6]") == "1 to 6 (6 values)"
+    assert format_value("{'standard': 141312, 'gemfilter': 36864}") == "standard: 141,312; gemfilter: 36,864"
+    assert format_value("{'3': '3/16', '5': '5/32'}") == "3: 3/16; 5: 5/32"
+    for text in ("[3/sqrt(r)]", "[True, 1]", "(a, b)", "{'a': [1, 2]}", "loss 0, margin 1"):
+        assert format_value(text) == text  # not a list or dict of numbers or texts: shown as it is
     assert format_value([1, 2]) == "1, 2"
 
 

@@ -43,6 +43,7 @@ verification carries some source result. The report's headline counts source res
 
 from __future__ import annotations
 
+import ast
 import collections
 import dataclasses
 import datetime as _dt
@@ -256,10 +257,33 @@ def _split_top(text: str) -> list[str]:
     return [p.strip() for p in [*parts, text[start:]] if p.strip()]
 
 
+def _literal(text: Any) -> Any:
+    """The list, tuple or dict that a value holds as its Python or JSON text ("[0.5730000138282776, 0.94]",
+    "{'standard': 141312, 'gemfilter': 36864}"), as the notebooks pass them to the ledger; else None."""
+    if not (isinstance(text, str) and text[:1] in "[({" and text[-1:] in "])}"):
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, (list, tuple, dict)) else None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(_plain(value), (int, float)) and not isinstance(value, bool)
+
+
 def format_value(value: Any) -> str:
     """A number at four significant digits (thousands separated for integers); a list or tuple of numbers longer
-    than four as its range and count; anything else as text."""
+    than four as its range and count; a dict of numbers or texts by name as "name: value; ..."; the text of such a
+    list or dict as the list or dict; anything else as text."""
     value = _plain(value)
+    literal = _literal(value)
+    if isinstance(literal, dict) and literal and all(isinstance(k, str) and (_is_number(v) or isinstance(v, str))
+                                                     for k, v in literal.items()):
+        return "; ".join(f"{k}: {format_value(v)}" for k, v in literal.items())
+    if isinstance(literal, (list, tuple)) and literal and all(_is_number(v) for v in literal):
+        value = list(literal)
     if isinstance(value, bool) or value is None:
         return str(value)
     if isinstance(value, int):
