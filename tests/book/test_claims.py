@@ -2,6 +2,7 @@ import json
 from html import escape as html_escape
 
 import pytest
+import sympy
 
 from feature_learning.book.claims import (
     STATUS_FAIL,
@@ -282,6 +283,8 @@ def test_format_value_reads_the_text_of_a_list_or_dict_of_numbers():
     assert format_value("[1, 2, 3, 4, 5, 6]") == "1 to 6 (6 values)"
     assert format_value("{'standard': 141312, 'gemfilter': 36864}") == "standard: 141,312; gemfilter: 36,864"
     assert format_value("{'3': '3/16', '5': '5/32'}") == "3: 3/16; 5: 5/32"
+    rationals = {3: sympy.Rational(3, 16), 5: sympy.Rational(5, 32)}
+    assert format_value({"3": "3/16", "5": "5/32"}) == format_value(rationals) == "3: 3/16; 5: 5/32"
     for text in ("[3/sqrt(r)]", "[True, 1]", "(a, b)", "{'a': [1, 2]}", "loss 0, margin 1"):
         assert format_value(text) == text  # not a list or dict of numbers or texts: shown as it is
     assert format_value([1, 2]) == "1, 2"

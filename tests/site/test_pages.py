@@ -44,7 +44,7 @@ RAW_MARKUP = (
     (re.compile(r"\bEmptySet\b"), "SymPy's EmptySet"),
     (re.compile(r"\\\(|\\\)|\$[^$\s\d][^$\n]{0,200}?[^$\s\\]\$"), "inline math left untypeset"),
     (re.compile(r"(?<![\w.])-?nan(?![\w.])", re.I), "nan"),
-    (re.compile(r"\{'[^'\n]{1,60}': "), "a Python dict"),
+    (re.compile(r"\{(?:'[^'\n]{1,60}'|\d+): "), "a Python dict"),
     (re.compile(r"\d\.\d{13,}"), "a float at full precision"),
 )
 # The code a reader sees unfolded (cells tagged hide-input are folded into a closed <details>).
@@ -274,6 +274,7 @@ def test_raw_markup_is_recognised():
     assert raw_markup("mean of $\\kappa$ here") and raw_markup("rate \\(1/\\kappa\\)")
     assert not raw_markup("costs $3 and $4 in all")
     assert raw_markup("{'standard': 141312, 'gemfilter': 36864}") and raw_markup("[0.5730000138282776, 0.94]")
+    assert raw_markup("{10: 32, 20: 16}") and not raw_markup("B=2: {0, 1}; the set {1, 2}")
     assert not raw_markup("standard: 141,312; gemfilter: 36,864") and not raw_markup("cos 1 = 0.540302305868")
 
 

@@ -275,12 +275,12 @@ def _is_number(value: Any) -> bool:
 
 def format_value(value: Any) -> str:
     """A number at four significant digits (thousands separated for integers); a list or tuple of numbers longer
-    than four as its range and count; a dict of numbers or texts by name as "name: value; ..."; the text of such a
-    list or dict as the list or dict; anything else as text."""
+    than four as its range and count; a dict of numbers, texts or SymPy numbers by name as "name: value; ..."; the
+    text of such a list or dict as the list or dict; anything else as text."""
     value = _plain(value)
-    literal = _literal(value)
-    if isinstance(literal, dict) and literal and all(isinstance(k, str) and (_is_number(v) or isinstance(v, str))
-                                                     for k, v in literal.items()):
+    literal = value if isinstance(value, dict) else _literal(value)
+    if isinstance(literal, dict) and literal and all(isinstance(k, (str, int)) and (
+            _is_number(v) or isinstance(v, str) or _is_sympy(v)) for k, v in literal.items()):
         return "; ".join(f"{k}: {format_value(v)}" for k, v in literal.items())
     if isinstance(literal, (list, tuple)) and literal and all(_is_number(v) for v in literal):
         value = list(literal)

@@ -89,6 +89,11 @@ class Population:
                 out[len(support)] = support
         return dict(sorted(out.items()))
 
+    def best_supports_text(self) -> str:
+        """:meth:`best_supports` as a reader reads it: "B=1: {0}; B=2: {0, 1}; ..." (coordinates from 0)."""
+        return "; ".join(f"B={budget}: {{{', '.join(map(str, support))}}}"
+                         for budget, support in self.best_supports().items())
+
     @property
     def rank_support_in_R(self) -> float:
         """Share of the ERM-rank weights' support that lies in R (the invariant features)."""
