@@ -25,6 +25,9 @@ def test_population_block_optimum_is_stationary_for_the_full_problem():
     assert 0 < opt.beta < opt.alpha and opt.ood_accuracy == 0.0 and opt.id_accuracy == 1.0
     assert p.block_means_gap() < 1e-2
     assert p.best_supports()[2] in {(0, 1), (0, 2), (1, 2)}  # an invariant pair (Lemma 6.2)
+    assert p.best_supports_text() == "; ".join(f"B={b}: {{{', '.join(map(str, s))}}}"
+                                               for b, s in p.best_supports().items())
+    assert p.best_supports_text().startswith("B=1: {")
     assert p.rank_ood_accuracy == 1.0  # ERM-rank trained by IHT, its support found, not assumed
     assert int((p.rank_w != 0).sum()) == TINY.population.r and p.rank_support_in_R == 1.0
     assert p.sweep[0].ood_accuracy == 1.0 and p.sweep[-1].ood_accuracy == 0.0
