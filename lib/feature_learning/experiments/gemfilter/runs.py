@@ -388,8 +388,8 @@ def baselines(model: RopeDecoder, probe: Probe, layer: int, k: int, window: int,
 
 def timing(model: RopeDecoder, layer: int, size: GemFilterSizes, run: Run) -> list[TimingRow]:
     """Prompt-phase time of the full prefill and of GemFilter's selection on one prompt of each timing length."""
-    prompts = [timing_prompt(model.config.vocab, length, run) for length in size.timing.lengths]
-    return prompt_phase_profile(model, prompts, layer, size.k, size.timing.repeats, run.device)
+    return prompt_phase_profile(model, timing_prompts(model, size, run), layer, size.k, size.timing.repeats,
+                                run.device, min_total=size.timing.seconds)
 
 
 @torch.no_grad()
@@ -408,28 +408,26 @@ def select_full_layer(model: RopeDecoder, tokens: torch.Tensor, layer: int, k: i
     return select_tokens(q, key, k).index
 
 
-def full_layer_seconds(model: RopeDecoder, layer: int, size: GemFilterSizes, run: Run,
-                       min_total: float = 0.2) -> list[float]:
+def full_layer_seconds(model: RopeDecoder, layer: int, size: GemFilterSizes, run: Run) -> list[float]:
     """Seconds of :func:`select_full_layer` on the timing prompts, timed as :func:`timing` times the other two
     phases (the fastest of repeated calls on one thread), after them: the original form of the timed speed-up,
     which a change of load between the phases skews (:func:`interleaved_full_layer_seconds` is the revised one)."""
-    prompts = [timing_prompt(model.config.vocab, length, run) for length in size.timing.lengths]
     with torch_threads(1):
         return [best_time(functools.partial(select_full_layer, model, tokens, layer, size.k), size.timing.repeats,
-                          run.device, min_total=min_total) for tokens in prompts]
+                          run.device, min_total=size.timing.seconds) for tokens in timing_prompts(model, size, run)]
 
 
-def interleaved_full_layer_seconds(model: RopeDecoder, layer: int, size: GemFilterSizes, run: Run,
-                                   min_total: float = 0.5) -> list[tuple[float, float]]:
+def interleaved_full_layer_seconds(model: RopeDecoder, layer: int, size: GemFilterSizes,
+                                   run: Run) -> list[tuple[float, float]]:
     """Seconds of the full prefill and of :func:`select_full_layer` (GemFilter's selection as the authors' code runs
     it) on each timing prompt, the two timed in turn (:func:`~feature_learning.measure.timing.best_times`) on one
-    thread, each for at least ``min_total`` seconds: both phases see the same load, so their ratio, source Fig.
-    9.3's prompt-phase speed-up, does not move with it."""
-    prompts = [timing_prompt(model.config.vocab, length, run) for length in size.timing.lengths]
+    thread, each for at least ``size.timing.in_turn_seconds``: both phases see the same load, so their ratio, source
+    Fig. 9.3's prompt-phase speed-up, does not move with it."""
     with torch_threads(1):
         return [tuple(best_times([functools.partial(model.prefill, tokens),
                                   functools.partial(select_full_layer, model, tokens, layer, size.k)],
-                                 size.timing.repeats, run.device, min_total=min_total)) for tokens in prompts]
+                                 size.timing.repeats, run.device, min_total=size.timing.in_turn_seconds))
+                for tokens in timing_prompts(model, size, run)]
 
 
 def _cpu_attention_flops(query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs) -> int:
@@ -469,9 +467,8 @@ def prompt_flops(model: RopeDecoder, layer: int, size: GemFilterSizes, run: Run)
     """The FLOPs of the three prompt phases :func:`timing` and :func:`full_layer_seconds` time, on the same
     prompts: the deterministic counterpart of their speed-ups, which the claims assert."""
     rows = []
-    for length in size.timing.lengths:
-        tokens = timing_prompt(model.config.vocab, length, run)
-        rows.append(FlopRow(length, count_flops(functools.partial(model.prefill, tokens)),
+    for tokens in timing_prompts(model, size, run):
+        rows.append(FlopRow(tokens.shape[1], count_flops(functools.partial(model.prefill, tokens)),
                             count_flops(functools.partial(gemfilter_select, model, tokens, layer, size.k)),
                             count_flops(functools.partial(select_full_layer, model, tokens, layer, size.k))))
     return rows
@@ -480,6 +477,11 @@ def prompt_flops(model: RopeDecoder, layer: int, size: GemFilterSizes, run: Run)
 def timing_prompt(vocab: NeedleVocab, length: int, run: Run) -> torch.Tensor:
     """One ask-last prompt of ``length`` tokens (a haystack of length - 3), the needle in the middle."""
     return needle_prompts(vocab, 1, length - 3, run.generator("timing", length), depth=0.5).tokens.to(run.device)
+
+
+def timing_prompts(model: RopeDecoder, size: GemFilterSizes, run: Run) -> list[torch.Tensor]:
+    """The :func:`timing_prompt` of each timing length: the prompts every time and FLOP measurement runs on."""
+    return [timing_prompt(model.config.vocab, length, run) for length in size.timing.lengths]
 
 
 def cache_bytes(cache: KVCache) -> int:

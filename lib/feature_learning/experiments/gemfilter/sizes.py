@@ -65,6 +65,8 @@ class TimingSizes:
     lengths: tuple[int, ...]  # prompt lengths of the time and memory measurement
     repeats: int  # each phase is timed as the fastest of this many calls
     generated: int = 2  # tokens generated before the KV caches are counted (t of Theorem 9.3)
+    seconds: float = 0.2  # ... and called on until its calls add up to this many seconds
+    in_turn_seconds: float = 0.5  # the same for the two phases of prompt_speedup_full_layer, timed in turn
 
 
 @dataclasses.dataclass(frozen=True)
