@@ -65,13 +65,13 @@ def test_glue_names_carry_the_prefix_and_timed_glues_seconds(glued, tmp_path, mo
         pass
     ch.ledger.at_least("x", "x is large", "Thm 1", kind="reproduction", measured=2.0, bound=1.0,
                        null=Null(0.0, "untrained"))
-    ch.ledger.source("thm1", "Thm 1", "x is large", "reproduced", ["x"])
+    ch.ledger.source("thm1", "Thm 1", "x is large", ["x"])
     assert "<code>x</code>" in ch.checks()._repr_html_()
     assert "<td" not in ch.checks()._repr_html_().split("<tbody>")[1]  # nothing new since the last call
-    assert "1 of 1 source results reproduced" in ch.close()._repr_html_()
+    assert "1 not run at the source's scale yet" in ch.close()._repr_html_()
     assert glued["tc_a"] == 1 and glued["tc_b"] == 2.5 and glued["tc_step_seconds"] >= 0
     assert glued["tc_profile"] == "ci" and "tc_chapter_seconds" in glued and "tc_chapter_minutes" in glued
-    assert glued["tc_source_headline"].startswith("1 of 1 source results reproduced")
+    assert glued["tc_source_headline"].startswith("0 of 1 results reproduced at the source's scale")
     assert (tmp_path / "test_chapter.json").exists()
 
 

@@ -5,6 +5,7 @@ import pytest
 import sympy
 
 from feature_learning.book.claims import (
+    STATUS_BELOW_SCALE,
     STATUS_FAIL,
     STATUS_INCONCLUSIVE,
     STATUS_NO_NULL,
@@ -14,6 +15,7 @@ from feature_learning.book.claims import (
     STATUS_NULL_PASSES,
     STATUS_PASS,
     STATUS_UNEXPECTED_PASS,
+    STATUS_UNTRAINED,
     ClaimFailed,
     ClaimLedger,
     Null,
@@ -28,7 +30,7 @@ from feature_learning.book.claims import (
     source_headline,
     source_map_html,
 )
-from feature_learning.build.seeds import near_bounds, summarize
+from feature_learning.build.seeds import summarize
 from feature_learning.build.sphinx_report import report_nodes
 from feature_learning.measure.statistics import Estimate
 
@@ -44,15 +46,19 @@ def test_passing_ledger_is_written_as_json_with_kinds_nulls_and_sources(tmp_path
     led = ledger()
     led.close_to("c1", "a constant", "Thm 1", kind=D, source_value=1.0, measured=1.0 + 1e-13, atol=1e-12)
     led.at_least("c2", "an accuracy", "Fig 2", kind=R, measured=0.97, bound=0.95, source_value="about 1", null=CHANCE)
-    led.source("fig2", "Fig 2", "the network learns", "reproduced", ["c2"])
+    led.source("fig2", "Fig 2", "the network learns", ["c2"])
     shown = led.finish(tmp_path)
     data = json.loads((tmp_path / "demo.json").read_text())
     assert [c["status"] for c in data["claims"]] == [STATUS_PASS, STATUS_PASS]
     assert [c["kind"] for c in data["claims"]] == [D, R]
     assert data["claims"][1]["null"] == 0.5 and data["claims"][1]["null_model"] == "chance"
     assert data["claims"][1]["null_passed"] is False
-    assert data["sources"] == [{"id": "fig2", "where": "Fig 2", "what": "the network learns", "status": "reproduced",
-                                "claims": ["c2"], "note": None, "analogue": None}]
+    (entry,) = data["sources"]
+    assert {k: entry[k] for k in ("id", "where", "what", "claims", "analogue", "status", "verdict")} == {
+        "id": "fig2", "where": "Fig 2", "what": "the network learns", "claims": ["c2"], "analogue": None,
+        "status": "reproduced", "verdict": "reproduced below the source's scale; not run at the source's scale yet"}
+    assert entry["statuses"]["ci"] == "reproduced" and entry["statuses"]["full"] is None
+    assert entry["statuses"]["full_note"] == "no run at the source's scale is stored"
     assert data["profile"] == "ci" and data["chapter"] == "demo"
     html = led._repr_html_()
     assert "<table class='claims-table mathjax_process'>" in html and "<th>claim</th>" in html
@@ -63,7 +69,8 @@ def test_passing_ledger_is_written_as_json_with_kinds_nulls_and_sources(tmp_path
     assert report.startswith("<div class='report-wide'>") and "full-width" not in report
     assert claims_html(data["claims"], box=None).startswith("<table")
     assert "<span class='claim-kind'>" in html and "claim-badge claim-pass" in html
-    assert "1 of 1 source results reproduced" in shown._repr_html_()
+    assert "0 of 1 results reproduced at the source's scale (0 on analogues), 0 only below it, 1 not run at the " \
+           "source's scale yet, 0 theorem verifications; 0 errata" in shown._repr_html_()
 
 
 def test_every_claim_needs_a_known_kind():
@@ -156,16 +163,16 @@ def test_each_claim_is_two_rows_its_numbers_then_its_statement_and_details_acros
     assert all(row.count("<td>") == 6 for row in numbers)
     for word in ("a statement long", "verification", "Thm 1", "chance", "holds at some seeds", "3 of 4"):
         assert word not in "".join(numbers) and word in html, word
-    assert "<span class='claim-kind'>reproduction</span> · Fig 2 · null: chance · holds in 3 of 4 runs; holds at " \
-           "some seeds" in html
+    assert "<span class='claim-kind'>reproduction</span> · Fig 2 · null: chance · passed in this run; holds for 3 " \
+           "of 4 replicas in this run; holds at some seeds" in html
 
 
 def test_source_map_lists_the_carrying_claims_under_each_result():
     led = ledger()
     led.at_least("c2", "an accuracy", "Fig 2", kind=R, measured=0.97, bound=0.95, null=CHANCE)
-    led.source("fig2", "Fig 2", "the network learns", "reproduced", ["c2"], note="on an analogue")
+    led.source("fig2", "Fig 2", "the network learns", ["c2"], note="on an analogue")
     html = source_map_html(led.to_json())
-    assert html.count("<th>") == 3 and "<th>result · carried by</th>" in html
+    assert html.count("<th>") == 4 and "<th>result · carried by</th>" in html and "<th>verdict</th>" in html
     assert "the network learns<br><small>on an analogue</small><br><small>carried by: <code>c2</code></small>" in html
 
 
@@ -173,7 +180,7 @@ def test_documented_failure_is_reported_not_raised_and_unexpected_pass_raises(tm
     led = ledger()
     led.at_least("c1", "a claim that does not reproduce", "Fig 9", kind=R, measured=0.2, bound=0.9, null=CHANCE,
                  not_reproduced="why")
-    led.source("fig9", "Fig 9", "the claim", "not reproduced", ["c1"], note="why")
+    led.source("fig9", "Fig 9", "the claim", ["c1"], note="why")
     led.finish(tmp_path)
     assert led.claims[0].status == STATUS_NOT_REPRODUCED
     led2 = ledger()
@@ -192,7 +199,7 @@ def test_inconclusive_and_not_testable_neither_fail_nor_count():
     nt = led.at_least("nt", "s", "w", kind=R, measured=None, bound=0.8, not_testable="our analogue is too short")
     assert inc.status == inc_pass.status == STATUS_INCONCLUSIVE and nt.status == STATUS_NOT_TESTABLE
     assert not inc.passed and inc_pass.passed and not led.failed
-    assert "holds in 3 of 5 runs" in claims_html(led.to_json()["claims"])
+    assert "failed in this run; holds for 3 of 5 replicas in this run" in claims_html(led.to_json()["claims"])
     with pytest.raises(ValueError, match="at most one"):
         led.at_least("both", "s", "w", kind=R, measured=1, bound=0, inconclusive="a", not_reproduced="b")
     with pytest.raises(ValueError, match="rate"):
@@ -205,30 +212,35 @@ def test_revised_claims_say_so():
     assert "Revised: checkpoint 2^15" in claims_html(led.to_json()["claims"])
 
 
-def test_source_map_statuses_must_agree_with_their_claims(tmp_path):
+def test_source_map_statuses_are_computed_from_their_claims_and_checked(tmp_path):
     led = ledger()
     led.at_least("r", "s", "w", kind=R, measured=0.9, bound=0.8, null=CHANCE)
     led.at_least("v", "s", "w", kind=V, measured=1, bound=0)
     led.at_least("orphan", "s", "w", kind=V, measured=1, bound=0)
-    led.at_least("p", "s", "w", kind=P, measured=1, bound=0)  # predictions may stand beside the map
-    led.source("a", "Fig 1", "x", "reproduced", ["v"])  # no reproduction carries it
-    led.source("b", "Thm 1", "y", "not reproduced", ["r"], note="why")  # but it passes
-    led.source("c", "Fig 2", "z", "not attempted", ["r"], note="too big")
-    led.source("d", "Tab 1", "w", "verified", ["missing"])
+    led.at_least("p", "s", "w", kind=P, measured=1, bound=0)  # predictions without a source number may stand apart
+    led.at_least("printed", "s", "w", kind=P, measured=1, bound=0, source_value=0.997)  # the source's number: mapped
+    led.at_least("fails", "s", "w", kind=V, measured=0, bound=1)
+    led.at_least("cons", "s", "w", kind=C, measured=1, bound=0)
+    led.source("a", "Fig 1", "x", ["v"])
+    led.source("b", "Fig 2", "y", ["fails"])
+    led.source("c", "Tab 1", "w", ["missing"])
+    led.source("d", "Tab 2", "only arithmetic", ["cons"])
+    statuses = {s["id"]: s["status"] for s in led.to_json()["sources"]}
+    assert statuses["a"] == "verified" and statuses["b"] == "FAIL"
     errors = led.source_map_errors()
-    assert any("'a'" in e and "passing reproduction" in e for e in errors)
-    assert any("'b'" in e and "'not reproduced'" in e for e in errors)
-    assert any("'c'" in e and "not attempted" in e for e in errors)
-    assert any("'d'" in e and "unknown" in e for e in errors)
+    assert any("'b'" in e and "failing claims ['fails']" in e for e in errors), "a failing entry is checked too"
+    assert any("'c'" in e and "unknown" in e for e in errors)
+    assert any("'d'" in e and "only by predictions of ours or consistency" in e for e in errors)
     assert any("'orphan'" in e for e in errors) and not any("'p'" in e for e in errors)
+    assert any("'printed'" in e and "number 0.997 in its source column" in e for e in errors)
     with pytest.raises(ClaimFailed, match="source map"):
         led.finish(tmp_path)
-    with pytest.raises(ValueError, match="analogue"):
-        led.source("e", "Fig 3", "v", "reproduced on an analogue", ["r"])
-    with pytest.raises(ValueError, match="says why"):
-        led.source("f", "Fig 4", "v", "not testable here")
-    with pytest.raises(ValueError, match="status must be"):
-        led.source("g", "Fig 4", "v", "partly")
+    with pytest.raises(TypeError):
+        led.source("e", "Fig 3", "v", "reproduced", ["r"])  # a status is never typed
+    with pytest.raises(ValueError, match="say why"):
+        led.source("f", "Fig 4", "v")
+    with pytest.raises(ValueError, match="names claims"):
+        led.source("g", "Fig 4", "v", ["r"], not_attempted="too big")
     empty = ledger()
     empty.at_least("v", "s", "w", kind=D, measured=1, bound=0)
     assert any("no source map" in e for e in empty.source_map_errors())
@@ -251,23 +263,29 @@ def _mapped_ledger(name="demo", title="Demo"):
     led.at_least("v1", "s", "w", kind=V, measured=1, bound=0)
     led.at_least("p1", "s", "w", kind=P, measured=1, bound=0)
     led.at_least("nt", "s", "w", kind=R, measured=None, bound=0, not_testable="regime")
-    led.source("s1", "Fig 1", "a", "reproduced", ["r1"])
-    led.source("s2", "Fig 2", "b", "reproduced on an analogue", ["r3"], analogue="synthetic images")
-    led.source("s3", "Fig 3", "c", "not reproduced", ["r2"], note="why")
-    led.source("s4", "Thm 1", "d", "verified", ["v1"])
-    led.source("s5", "Fig 4", "e", "not testable here", ["nt"], note="regime")
-    led.source("s6", "Tab 1", "f", "not attempted", note="ImageNet")
+    led.source("s1", "Fig 1", "a", ["r1"])
+    led.source("s2", "Fig 2", "b", ["r3"], analogue="synthetic images")
+    led.source("s3", "Fig 3", "c", ["r2"], note="why")
+    led.source("s4", "Thm 1", "d", ["v1"])
+    led.source("s5", "Fig 4", "e", ["nt"], note="regime")
+    led.source("s6", "Tab 1", "f", not_attempted="ImageNet")
+    led.erratum("e1", "Eq. 3", "a sign", "the other sign", ["v1"])
+    led.erratum("e2", "Eq. 4", "a factor 2", "no factor")
     return led
 
 
-def test_headline_counts_source_results_not_claims():
+def test_headline_counts_source_results_by_their_verdict_and_errata_apart():
     led = _mapped_ledger()
     assert led.source_map_errors() == []
-    assert source_headline(led.to_json()) == (
-        "2 of 6 source results reproduced (1 on analogues); 1 not reproduced; 0 inconclusive; 1 not testable here; "
-        "0 errata; 1 not attempted; 1 theorem verification and 1 of 1 predictions of ours pass.")
-    assert headline(led.to_json()["claims"]).startswith("Claims: 4 reproduction (1 not reproduced, 1 not testable, "
-                                                        "2 pass)")
+    data = led.to_json()
+    assert [s["status"] for s in data["sources"]] == ["reproduced", "reproduced on an analogue", "not reproduced",
+                                                      "verified", "not testable here", "not attempted"]
+    assert [e["status"] for e in data["errata"]] == ["confirmed", "not checked here"]
+    assert source_headline(data) == (
+        "0 of 6 results reproduced at the source's scale (0 on analogues), 0 only below it, 2 not run at the source's "
+        "scale yet, 1 theorem verification; 1 not reproduced; 1 not testable here; 1 not attempted; "
+        "2 errata (1 confirmed by a check).")
+    assert headline(data["claims"]).startswith("Claims: 4 reproduction (1 not reproduced, 1 not testable, 2 pass)")
 
 
 def test_format_value_four_significant_digits_and_ranges():
@@ -296,8 +314,9 @@ def test_report_gathers_all_ledgers_per_chapter(tmp_path):
     ledgers = load_ledgers(tmp_path)
     assert [d["chapter"] for d in ledgers] == ["a_chapter", "b_chapter"]
     ledgers[0]["json_uri"] = "../_static/ledgers/a_chapter.json"
-    intro, summary, open_section, sweep, *chapters = report_nodes(ledgers, links={"a_chapter": "a.html"})
-    assert "2 chapters, 12 claims. The book: 4 of 12 source results reproduced (2 on analogues)" in intro.astext()
+    intro, summary, open_section, errata, sweep, *chapters = report_nodes(ledgers, links={"a_chapter": "a.html"})
+    assert "a factor 2" in errata.astext() and "not checked here" in errata.astext()
+    assert "2 chapters, 12 claims. The book: 0 of 12 results reproduced at the source's scale" in intro.astext()
     assert "<a href='a.html'>A_Chapter</a>" in summary.astext() and "not swept" in summary.astext()
     assert "<a href='../_static/ledgers/a_chapter.json'>ledger (JSON)</a>" in summary.astext()
     assert "ImageNet" in open_section.astext() and "not testable here" in open_section.astext()
@@ -326,20 +345,26 @@ def test_seed_summary_counts_each_claims_seeds_and_crashed_runs():
     assert summarize([_record(0, STATUS_INCONCLUSIVE), _record(1, STATUS_INCONCLUSIVE, passed=False)])["all_hold"]
 
 
-def test_near_bounds_lists_passing_claims_within_noise_of_their_bound():
+def test_failing_distances_list_passing_claims_close_to_failing_over_the_seeds():
+    from feature_learning.book.status import failing_distances
+
     def record(seed, margins):
-        claims = [{"id": cid, "kind": R, "statement": "s", "status": STATUS_PASS, "measured": 0.0, "margin": m}
-                  for cid, m in margins.items()]
+        claims = [{"id": cid, "kind": R, "statement": "s", "status": STATUS_PASS, "measured": 0.0, "margin": m,
+                   "se": se} for cid, (m, se) in margins.items()]
         return {"chapter": "demo", "profile": "ci", "seed": seed, "ok": True, "error": None,
                 "ledger": {"claims": claims}}
 
-    # "near": margins 0.1, 0.5, 0.9 (mean 0.5, sd 0.4: z 1.25); "far": 10 +- 0.1; "exact": constant; "cond": none
-    margins = [{"near": m, "far": 10 + d, "exact": 1.0, "cond": None} for m, d in ((0.1, -0.1), (0.5, 0), (0.9, 0.1))]
-    summary = summarize([record(seed, m) for seed, m in enumerate(margins)])
-    ((z, chapter, cid, values),) = near_bounds(summary)
-    assert (chapter, cid, values) == ("demo", "near", [0.1, 0.5, 0.9]) and z == pytest.approx(1.25)
-    assert [row[2] for row in near_bounds(summary, z=200)] == ["near", "far"]
-    assert near_bounds(summarize([record(seed, m) for seed, m in enumerate(margins[:2])])) == []  # two seeds
+    # "near": margins 0.3, 0.7, 1.1 with se 0.1: distances 0.1, 0.5, 0.9 (mean 0.5, sd 0.4: 1.25 sd);
+    # "far": distances 10 -+ 0.1; "exact": constant; "cond": no margin
+    rows = [{"near": (m, 0.1), "far": (10 + d, None), "exact": (1.0, None), "cond": (None, None)}
+            for m, d in ((0.3, -0.1), (0.7, 0), (1.1, 0.1))]
+    summary = summarize([record(seed, m) for seed, m in enumerate(rows)])
+    assert summary["chapters"]["demo"]["claims"]["near"]["per_seed"]["0"]["se"] == 0.1
+    (row,) = failing_distances(summary)
+    assert (row["chapter"], row["claim"]) == ("demo", "near") and row["z"] == pytest.approx(1.25)
+    assert row["distances"] == pytest.approx([0.1, 0.5, 0.9]) and row["has_se"]
+    assert [r["claim"] for r in failing_distances(summary, threshold=200)] == ["near", "far"]
+    assert failing_distances(summarize([record(seed, m) for seed, m in enumerate(rows[:2])])) == []  # two seeds
 
 
 def test_report_lists_claims_failing_some_seed_and_inconclusive_rates():
@@ -450,13 +475,6 @@ def test_execution_table_reads_each_chapters_glued_run_time(tmp_path):
     assert rows[1][3] == "not executed in this build" and rows[1][1] == "no ledger"
 
 
-def test_headline_leaves_out_the_predictions_of_a_chapter_that_makes_none():
-    led = _mapped_ledger()
-    data = led.to_json()
-    data["claims"] = [c for c in data["claims"] if c.get("kind") != "prediction"]
-    assert source_headline(data).endswith("1 not attempted; 1 theorem verification pass.")
-
-
 def test_standard_errors_print_at_two_significant_digits_beside_the_value():
     from feature_learning.book.claims import format_se
     assert [format_se(x) for x in (2.444e-4, 0.003143, 0.4703, 12.34, 1234.5, 2e-6)] == \
@@ -504,5 +522,142 @@ def test_claim_texts_with_unpaired_dollars_or_mangled_tex_are_refused():
     with pytest.raises(ValueError, match="control character"):
         led.at_least("b", "the mean of $\theta$", "Thm 1", kind="verification", measured=1.0, bound=0.5)
     with pytest.raises(ValueError, match="control character"):
-        led.source("s", "Thm 1", "$\frac{1}{2}$", "verified", ["x"])
+        led.source("s", "Thm 1", "$\frac{1}{2}$", ["x"])
     led.at_least("c", r"the mean of $\theta$", "Thm 1", kind="verification", measured=1.0, bound=0.5)
+
+
+# -- statuses computed per profile --------------------------------------------------------------------------------
+def _full_record(claims, **extra):
+    return {"chapter": "demo", "profile": "full", "seed": 0, "ok": True, "written": "2026-11-27T11:00:00+00:00",
+            "device": "cuda", "ledger": {"profile": "full", "claims": claims}, **extra}
+
+
+def _sweep(per_claim, seeds=6, relation=None):
+    """A stored sweep of chapter 'demo': {claim id: (kind, [status per seed], [passed per seed])}."""
+    claims = {cid: {"kind": kind, "statement": "s",
+                    "per_seed": {str(i): {"status": st, "passed": ok, "margin": None, "se": None,
+                                          **({"relation": relation} if relation else {})}
+                                 for i, (st, ok) in enumerate(zip(statuses, passed, strict=True))}}
+              for cid, (kind, statuses, passed) in per_claim.items()}
+    return {"written": "2026-11-27T18:38:34+00:00", "commit": "abc", "chapters": {
+        "demo": {"profile": "ci", "seeds": list(range(seeds)), "runs_failed": {}, "claims": claims}}}
+
+
+def test_a_result_is_graded_at_each_profile_and_by_its_most_faithful_run():
+    """Passing at ci but failing at full is "below the source's scale only"; a record whose claim was stored with
+    another test, or with other sizes, grades nothing; no record: "not run at the source's scale yet"."""
+    from feature_learning.book import status as st
+
+    led = ledger()
+    led.at_least("r", "s", "w", kind=R, measured=0.95, bound=0.9, null=CHANCE)
+    led.source("fig", "Fig 1", "x", ["r"], analogue="a toy")
+    claims = led.to_json(graded=False)["claims"]
+    failing = [{**claims[0], "status": STATUS_FAIL}]
+    passing = [{**claims[0]}]
+    led.attach_stored(full=_full_record(failing))
+    (entry,) = led.to_json()["sources"]
+    assert entry["statuses"]["ci"] == "reproduced on an analogue" and entry["statuses"]["full"] == "FAIL"
+    assert entry["verdict"] == st.BELOW_ONLY
+    led.attach_stored(full=_full_record(passing))
+    assert led.to_json()["sources"][0]["verdict"] == st.AT_SCALE
+    changed = [{**claims[0], "relation": "ours ≥ 0.5"}]
+    led.attach_stored(full=_full_record(changed))
+    (entry,) = led.to_json()["sources"]
+    assert entry["verdict"] == st.NOT_RUN_AT_SCALE
+    assert "predates the present form of r" in entry["statuses"]["full_note"]
+    led.attach_stored(full=_full_record(passing, provenance={"sizes_digest": "old"}), sizes_digest="new")
+    assert "other `full` sizes" in led.to_json()["sources"][0]["statuses"]["full_note"]
+    led.attach_stored(full=_full_record(None, stopped=True, error="at 513 s") | {"ledger": None})
+    assert "stopped unfinished: at 513 s" in led.to_json()["sources"][0]["statuses"]["full_note"]
+    html = source_map_html(led.to_json())
+    assert "<code>ci</code> reproduced on an analogue" in html and "<code>full</code> not run" in html
+
+
+def test_a_result_that_holds_only_at_the_source_scale_says_so():
+    """A claim expected to fail below the source's scale (its training budget) is "not reproduced below the source's
+    scale" at ci, an ordinary claim at full; the result is "reproduced at the source's scale, not below it"."""
+    from feature_learning.book import status as st
+
+    led = ledger()
+    claim = led.at_most("sgd", "s", "w", kind=R, measured=0.15, bound=0.05, null=Null(1.0, "init"),
+                        source_scale_only="1000 steps at ci; 5000 at full")
+    assert claim.status == STATUS_BELOW_SCALE and claim.ok
+    led.source("thm", "Thm 5.4.1", "x", ["sgd"])
+    full = ClaimLedger("demo", "Demo", profile="full", seed=0)
+    at_full = full.at_most("sgd", "s", "w", kind=R, measured=0.03, bound=0.05, null=Null(1.0, "init"),
+                           source_scale_only="1000 steps at ci; 5000 at full")
+    assert at_full.status == STATUS_PASS
+    failing_at_full = full.at_most("sgd2", "s", "w", kind=R, measured=0.3, bound=0.05, null=Null(1.0, "init"),
+                                   source_scale_only="why")
+    assert failing_at_full.status == STATUS_FAIL
+    led.attach_stored(full=_full_record(full.to_json(graded=False)["claims"][:1]))
+    (entry,) = led.to_json()["sources"]
+    assert entry["statuses"]["ci"] == st.NOT_AT_THIS_SCALE and entry["statuses"]["full"] == st.REPRODUCED
+    assert entry["verdict"] == st.AT_SCALE_ONLY
+
+
+def test_the_stored_sweep_grades_each_seed_and_contradicts_declarations():
+    """An inconclusive claim that passed at every seed or at none of the stored sweep is an error, unless recorded
+    runs outside the sweep show the other outcome; so is a claim expected to fail below the source's scale that
+    passed at every seed; the result's ci status is gathered over the seeds."""
+    led = ledger()
+    led.at_least("always", "s", "w", kind=R, measured=0.9, bound=0.8, null=CHANCE, inconclusive="varies")
+    led.at_least("never", "s", "w", kind=R, measured=0.7, bound=0.8, null=CHANCE, inconclusive="varies")
+    led.at_least("timed", "s", "w", kind=R, measured=0.9, bound=0.8, null=CHANCE, inconclusive="under load",
+                 other_runs=(1, 3))
+    led.at_least("some", "s", "w", kind=R, measured=0.9, bound=0.8, null=CHANCE, inconclusive="varies")
+    led.at_least("budget", "s", "w", kind=R, measured=0.9, bound=0.8, null=CHANCE, source_scale_only="budget")
+    led.at_least("r", "s", "w", kind=R, measured=0.9, bound=0.8, null=CHANCE)
+    led.source("a", "Fig 1", "x", ["r"])
+    inc, ok = STATUS_INCONCLUSIVE, STATUS_PASS
+    led.attach_stored(sweep=_sweep({
+        "always": (R, [inc] * 6, [True] * 6), "never": (R, [inc] * 6, [False] * 6),
+        "timed": (R, [inc] * 6, [True] * 6), "some": (R, [inc] * 6, [True, False] * 3),
+        "budget": (R, [ok] * 6, [True] * 6), "r": (R, [ok] * 5 + [STATUS_FAIL], [True] * 5 + [False])}))
+    errors = led.sweep_contradictions()
+    assert len(errors) == 3
+    assert any("'always'" in e and "passes at every seed" in e for e in errors)
+    assert any("'never'" in e and "fails at every seed" in e for e in errors)
+    assert any("'budget'" in e and "below the source's scale" in e for e in errors)
+    data = led.to_json()
+    assert {c["id"]: c.get("seed_rate") for c in data["claims"]}["some"] == [3, 6]
+    (entry,) = data["sources"]
+    assert entry["statuses"]["seeds"] == {"status": "inconclusive", "rate": [5, 6], "profile": "ci"}
+    assert "its test passed at 3 of 6 seeds of the stored sweep" in claims_html(data["claims"])
+    led.attach_stored(sweep=_sweep({"always": (R, [inc] * 6, [True] * 6)}, relation="ours ≥ 0.5"))
+    assert led.sweep_contradictions() == [], "a sweep of another test judges nothing"
+    with pytest.raises(ValueError, match="other_runs"):
+        led.at_least("x", "s", "w", kind=R, measured=1, bound=0, null=CHANCE, other_runs=(1, 2))
+
+
+def test_no_claim_passes_on_models_that_never_learned():
+    led = ledger()
+    claim = led.at_least("late", "s", "w", kind=R, measured=0.99, bound=0.9, null=CHANCE, trained=(2, 3))
+    assert claim.status == STATUS_UNTRAINED and not claim.ok
+    assert "only 2 of 3 runs reached their training target" in claims_html(led.to_json()["claims"])
+    nr = led.at_least("nr", "s", "w", kind=R, measured=0.5, bound=0.9, null=CHANCE, trained=(0, 3),
+                      not_reproduced="documented")
+    assert nr.status == STATUS_UNTRAINED, "a documented failure on untrained models is no finding either"
+    assert led.at_least("ok", "s", "w", kind=R, measured=0.99, bound=0.9, null=CHANCE, trained=(3, 3)).ok
+    with pytest.raises(TypeError, match="unknown keyword"):
+        led.at_least("typo", "s", "w", kind=R, measured=1, bound=0, null=CHANCE, trainned=(1, 1))
+
+
+def test_entry_status_rules():
+    from feature_learning.book.status import UNSUPPORTED, entry_status
+
+    def c(status, kind=R):
+        return {"status": status, "kind": kind}
+
+    claims = {"p": c(STATUS_PASS), "v": c(STATUS_PASS, V), "d": c(STATUS_PASS, D), "nr": c(STATUS_NOT_REPRODUCED),
+              "inc": c(STATUS_INCONCLUSIVE), "nt": c(STATUS_NOT_TESTABLE), "f": c(STATUS_FAIL),
+              "pred": c(STATUS_PASS, P), "cons": c(STATUS_PASS, C), "below": c(STATUS_BELOW_SCALE)}
+    cases = {("p",): "reproduced", ("p", "inc"): "reproduced", ("v", "inc"): "verified", ("d",): "verified",
+             ("p", "nr"): "not reproduced", ("inc",): "inconclusive", ("nt",): "not testable here",
+             ("nt", "p"): "reproduced", ("p", "f"): "FAIL", ("pred", "cons"): UNSUPPORTED,
+             ("below", "v"): "not reproduced at this scale", ("missing",): None}
+    for ids, expected in cases.items():
+        assert entry_status({"claims": list(ids)}, claims) == expected, ids
+    assert entry_status({"claims": ["p"], "analogue": "toy"}, claims) == "reproduced on an analogue"
+    assert entry_status({"claims": [], "not_attempted": "why"}, claims) == "not attempted"
+    assert entry_status({"claims": [], "not_testable": "why"}, claims) == "not testable here"

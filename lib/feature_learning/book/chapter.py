@@ -37,6 +37,7 @@ from feature_learning.book.claims import (
     source_headline,
     stored_cuda_smoke,
     stored_full_run,
+    stored_sweep,
 )
 from feature_learning.book.display import glue_math, markdown_table
 from feature_learning.book.profiles import PROFILES, Run, by_profile, differences, start_run
@@ -142,13 +143,15 @@ class Chapter:
 
     def close(self) -> SourceMap:
         """Glue the chapter's run time (``<prefix>_chapter_seconds``, ``<prefix>_chapter_minutes``), its source
-        map's headline (``<prefix>_source_headline``, for the "At a glance" box at the top) and what its stored
+        map's headline (``<prefix>_source_headline``, for the "At a glance" box at the top: results by their verdict
+        at the most faithful profile, graded with the stored ``full`` record and seed sweep) and what its stored
         ``full`` run says (``feature_learning.book.claims.full_run_glue``), and finish the ledger:
-        it is written, the notebook fails if a claim failed or the source map disagrees with the claims, and the
-        source map is shown."""
+        it is written, the notebook fails if a claim failed or the source map disagrees with the claims (or with the
+        stored sweep), and the source map is shown."""
         self.glue("chapter_seconds", time.perf_counter() - self.started)
         self.glue("chapter_minutes", f"{(time.perf_counter() - self.started) / 60:.1f}")
         self.glue("profile", self.profile)
+        self.ledger.attach_stored(full=self.stored_full_run(), sweep=stored_sweep())
         self.glue("source_headline", source_headline(self.ledger.to_json()))
         from IPython.display import Markdown
 

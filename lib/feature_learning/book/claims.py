@@ -57,35 +57,37 @@ from typing import Any
 
 from feature_learning.measure.statistics import Null
 
-__all__ = ["ClaimLedger", "ClaimFailed", "Null", "Claim", "SourceResult", "KINDS", "SOURCE_STATUSES"]
+__all__ = ["ClaimLedger", "ClaimFailed", "Null", "Claim", "SourceResult", "Erratum", "KINDS"]
 
-STATUS_PASS = "pass"
-STATUS_FAIL = "FAIL"
-STATUS_NOT_REPRODUCED = "not reproduced"
-STATUS_INCONCLUSIVE = "inconclusive"
-STATUS_NOT_TESTABLE = "not testable"
-STATUS_UNEXPECTED_PASS = "FAIL: documented failure now passes"
-STATUS_NOISE = "FAIL: within noise of its bound"
-STATUS_NULL_PASSES = "FAIL: its null passes too (this check cannot fail)"
-STATUS_NO_NULL = "FAIL: a reproduction without a null"
-ACCEPTED = (STATUS_PASS, STATUS_NOT_REPRODUCED, STATUS_INCONCLUSIVE, STATUS_NOT_TESTABLE)
+from feature_learning.book.status import (  # noqa: E402  (the statuses' one home, re-exported here)
+    ACCEPTED,
+    CONFIRMED,
+    NOISE_SES,
+    SOURCE_SCALE,
+    STATUS_BELOW_SCALE,
+    STATUS_FAIL,
+    STATUS_INCONCLUSIVE,
+    STATUS_NO_NULL,
+    STATUS_NOISE,
+    STATUS_NOT_REPRODUCED,
+    STATUS_NOT_TESTABLE,
+    STATUS_NULL_PASSES,
+    STATUS_PASS,
+    STATUS_UNEXPECTED_PASS,
+    STATUS_UNTRAINED,
+    UNCHECKED,
+    UNSUPPORTED,
+    claim_seed_rate,
+    entry_status,
+    erratum_status,
+    profile_statuses,
+    source_headline,
+    sweep_knows_noise,
+    verdict,
+)
 
 KINDS = ("reproduction", "verification", "prediction", "derivation", "consistency")
 NULL_REQUIRED = ("reproduction",)
-NOISE_SES = 2.0  # a verdict must not sit within this many standard errors of its bound
-
-SOURCE_STATUSES = (
-    "reproduced",
-    "reproduced on an analogue",
-    "verified",
-    "not reproduced",
-    "inconclusive",
-    "not testable here",
-    "erratum",
-    "not attempted",
-)
-
-
 class ClaimFailed(AssertionError):
     """At least one reproduction check of a chapter failed."""
 
@@ -107,10 +109,15 @@ class Claim:
     null_model: str | None = None  # which trivial model
     null_passed: bool | None = None  # the claim's test applied to the null
     inconclusive: str | None = None  # why the verdict varies with the seed or training run
-    rate: tuple[int, int] | None = None  # (passes, runs) over replicas within the run
+    rate: tuple[int, int] | None = None  # (passes, runs) over independently trained replicas within the run
     not_testable: str | None = None  # why our analogue cannot reach the regime
     revised: str | None = None  # what was changed after a seed failed, and why
     measured_tex: str | None = None  # ``measured`` in LaTeX where it is a SymPy expression (typeset in the tables)
+    source_scale_only: str | None = None  # why it is expected to fail below the source's scale (and hold at it)
+    at_source_scale: bool = False  # this run is at the source's scale (the ``full`` profile)
+    trained: tuple[int, int] | None = None  # (runs that reached their training target, runs measured)
+    other_runs: tuple[int, int] | None = None  # (passes, runs) in recorded runs outside the seed sweep
+    seed_rate: tuple[int, int] | None = None  # (seeds where its test passed, seeds) in the stored sweep
 
     @property
     def within_noise(self) -> bool:
@@ -124,9 +131,16 @@ class Claim:
         return abs(self.margin) / self.se
 
     @property
+    def untrained(self) -> bool:
+        """Measured over runs of which some never reached their training target: not a measurement of the claim."""
+        return self.trained is not None and self.trained[0] < self.trained[1]
+
+    @property
     def status(self) -> str:
         if self.not_testable is not None:
             return STATUS_NOT_TESTABLE
+        if self.untrained:
+            return STATUS_UNTRAINED
         if self.within_noise and self.inconclusive is None:
             return STATUS_NOISE
         if self.null_passed:
@@ -135,6 +149,8 @@ class Claim:
             return STATUS_NO_NULL
         if self.inconclusive is not None:
             return STATUS_INCONCLUSIVE
+        if self.source_scale_only is not None and not self.at_source_scale:
+            return STATUS_PASS if self.passed else STATUS_BELOW_SCALE
         if self.not_reproduced is None:
             return STATUS_PASS if self.passed else STATUS_FAIL
         return STATUS_UNEXPECTED_PASS if self.passed else STATUS_NOT_REPRODUCED
@@ -150,18 +166,36 @@ class Claim:
 
 @dataclasses.dataclass
 class SourceResult:
-    """One result of the source: where it is, what it says, its status here and the claims that carry it."""
+    """One result of the source: where it is, what it says and the claims that carry it; whether it was run in the
+    source's own setting or on a named analogue; or, with the reason, that it was not attempted or cannot be tested
+    here. Its status is never typed: :mod:`feature_learning.book.status` computes it from the claims."""
 
     id: str
     where: str
     what: str
-    status: str
     claims: list[str]
-    note: str | None = None  # why (required for not testable here, erratum, not attempted)
-    analogue: str | None = None  # the analogue it was reproduced on
+    note: str | None = None  # what a reader should know beside the status
+    analogue: str | None = None  # the analogue it was run on (None: the source's own setting)
+    not_attempted: str | None = None  # why it was not attempted (a limit, with the number that makes it one)
+    not_testable: str | None = None  # why no run here can test it (for a result without claims)
 
     def _ipython_display_(self) -> None:
         """A source-map cell shows nothing; ``chapter.close()`` shows the whole map."""
+
+
+@dataclasses.dataclass
+class Erratum:
+    """A place where the source prints something wrong: what it prints, what is right, and the claims that check it.
+    Errata are their own list, never source results; "confirmed" only beside a check."""
+
+    id: str
+    where: str
+    printed: str
+    correct: str
+    claims: list[str]
+
+    def _ipython_display_(self) -> None:
+        """An errata cell shows nothing; ``chapter.close()`` shows the list."""
 
 
 def _plain(value: Any) -> Any:
@@ -323,6 +357,13 @@ def stored_full_run(chapter: str, folder: Path | None = None) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def stored_sweep(path: Path | None = None) -> dict | None:
+    """The stored seed sweep (``results/seeds/summary.json``; ``BOOK_SWEEP`` names another file), or None."""
+    env = os.environ.get("BOOK_SWEEP")
+    path = path or (Path(env) if env else project_root() / "results" / "seeds" / "summary.json")
+    return json.loads(path.read_text()) if path.exists() else None
+
+
 def stored_cuda_smoke(chapter: str, path: Path | None = None) -> dict | None:
     """``chapter``'s entry in the stored CUDA smoke (``results/cuda-smoke.json``: whether it ran through, its claims'
     statuses, the statuses that differ from the CPU's and, for those, the changed claims' values), or None."""
@@ -419,8 +460,33 @@ def _number(value) -> float:
     return float(value) if isinstance(value, (int, float)) else float("nan")
 
 
+# What a claim may declare beside its test (each a keyword of every recording method): the expected outcome with its
+# reason, the rates that go with it, a revision, and the training guard.
+DECLARATIONS = ("not_reproduced", "inconclusive", "not_testable", "source_scale_only", "rate", "revised", "trained",
+                "other_runs")
+
+
+def _pair(claim_id: str, name: str, value) -> tuple[int, int] | None:
+    """A (part, whole) count such as a rate: integers with 0 <= part <= whole and whole >= 1."""
+    if value is None:
+        return None
+    part, whole = (int(v) for v in value)
+    if not 0 <= part <= whole or whole < 1:
+        raise ValueError(f"claim {claim_id!r}: {name} must be (part, whole) with 0 <= part <= whole and whole >= 1")
+    return part, whole
+
+
+def _declarations(claim_id: str, declared: dict) -> dict:
+    """The declaration keywords of a recording method, checked against :data:`DECLARATIONS`."""
+    unknown = sorted(set(declared) - set(DECLARATIONS))
+    if unknown:
+        raise TypeError(f"claim {claim_id!r}: unknown keyword(s) {unknown}; a claim may declare "
+                        f"{', '.join(DECLARATIONS)}")
+    return declared
+
+
 class ClaimLedger:
-    """Collects a chapter's claims and its source map; one ledger per chapter."""
+    """Collects a chapter's claims, its source map and its errata; one ledger per chapter."""
 
     def __init__(self, chapter: str, title: str, *, profile: str, seed: int, device: str = "cpu"):
         self.chapter = chapter
@@ -428,6 +494,15 @@ class ClaimLedger:
         self.meta = {"profile": profile, "seed": seed, "device": str(device)}
         self.claims: list[Claim] = []
         self.sources: list[SourceResult] = []
+        self.errata: list[Erratum] = []
+        # The stored records that grade this chapter's results at the other profiles (:meth:`attach_stored`).
+        self.stored_full: dict | None = None
+        self.stored_sweep: dict | None = None
+        self.sizes_digest: str | None = None
+
+    @property
+    def at_source_scale(self) -> bool:
+        return self.meta["profile"] == SOURCE_SCALE
 
     # -- recording ---------------------------------------------------------------------------------------
     def _add(self, claim: Claim, null: Null | None, test) -> Claim:
@@ -437,20 +512,23 @@ class ClaimLedger:
             "statement": claim.statement, "where": claim.where, "relation": claim.relation,
             "source_value": claim.source_value, "not_reproduced": claim.not_reproduced,
             "inconclusive": claim.inconclusive, "not_testable": claim.not_testable, "revised": claim.revised,
-            "null": null.model if isinstance(null, Null) else None})
+            "source_scale_only": claim.source_scale_only, "null": null.model if isinstance(null, Null) else None})
         if claim.kind not in KINDS:
             raise ValueError(f"claim {claim.id!r}: kind must be one of {', '.join(KINDS)}, not {claim.kind!r}")
         if claim.se is not None:
             claim.se = float(_plain(claim.se))
             if not (math.isfinite(claim.se) and claim.se >= 0):
                 raise ValueError(f"claim {claim.id!r}: se must be a finite number >= 0, not {claim.se!r}")
-        if claim.rate is not None:
-            passes, runs = (int(v) for v in claim.rate)
-            if not 0 <= passes <= runs or runs < 1:
-                raise ValueError(f"claim {claim.id!r}: rate must be (passes, runs) with 0 <= passes <= runs")
-            claim.rate = (passes, runs)
-        if sum(x is not None for x in (claim.not_reproduced, claim.inconclusive, claim.not_testable)) > 1:
-            raise ValueError(f"claim {claim.id!r}: at most one of not_reproduced, inconclusive, not_testable")
+        claim.rate = _pair(claim.id, "rate", claim.rate)
+        claim.trained = _pair(claim.id, "trained", claim.trained)
+        claim.other_runs = _pair(claim.id, "other_runs", claim.other_runs)
+        expected = (claim.not_reproduced, claim.inconclusive, claim.not_testable, claim.source_scale_only)
+        if sum(x is not None for x in expected) > 1:
+            raise ValueError(f"claim {claim.id!r}: at most one of not_reproduced, inconclusive, not_testable, "
+                             "source_scale_only")
+        if claim.other_runs is not None and claim.inconclusive is None:
+            raise ValueError(f"claim {claim.id!r}: other_runs is the evidence of an inconclusive claim")
+        claim.at_source_scale = self.at_source_scale
         if null is not None:
             if not isinstance(null, Null):
                 raise TypeError(f"claim {claim.id!r}: null must be a Null(value, model), not {type(null).__name__}")
@@ -466,8 +544,8 @@ class ClaimLedger:
         return claim
 
     def close_to(self, id, statement, where, *, kind, source_value, measured, rtol=0.0, atol=0.0, se=None,
-                 null=None, not_reproduced=None, inconclusive=None, rate=None, not_testable=None, revised=None):
-        """|measured - source_value| <= atol + rtol * |source_value|."""
+                 null=None, **declared):
+        """|measured - source_value| <= atol + rtol * |source_value|. ``declared``: any of :data:`DECLARATIONS`."""
         measured, se, null = _unpack(measured, se, null)
         measured, source_value = _number(measured), _number(source_value)
         bound = atol + rtol * abs(source_value)
@@ -479,13 +557,12 @@ class ClaimLedger:
         parts = [format_value(float(atol))] if atol else []
         parts += [f"{rtol:g}·|source|"] if rtol else []
         relation = f"|ours − source| ≤ {' + '.join(parts) or '0'}"
-        return self._add(Claim(id, statement, where, source_value, measured, relation, test(measured), kind,
-                               not_reproduced, se, bound - abs(measured - source_value), inconclusive=inconclusive,
-                               rate=rate, not_testable=not_testable, revised=revised), null, test)
+        return self._add(Claim(id, statement, where, source_value, measured, relation, test(measured), kind, se=se,
+                               margin=bound - abs(measured - source_value), **_declarations(id, declared)), null, test)
 
     def at_least(self, id, statement, where, *, kind, measured, bound, source_value=None, se=None, null=None,
-                 not_reproduced=None, inconclusive=None, rate=None, not_testable=None, revised=None):
-        """measured >= bound."""
+                 **declared):
+        """measured >= bound. ``declared``: any of :data:`DECLARATIONS`."""
         measured, se, null = _unpack(measured, se, null)
         measured, bound_f = _number(measured), _number(bound)
 
@@ -494,13 +571,12 @@ class ClaimLedger:
             return math.isfinite(value) and value >= bound_f
 
         return self._add(Claim(id, statement, where, source_value, measured, f"ours ≥ {format_value(bound)}",
-                               test(measured), kind, not_reproduced, se, measured - bound_f,
-                               inconclusive=inconclusive, rate=rate, not_testable=not_testable, revised=revised),
-                         null, test)
+                               test(measured), kind, se=se, margin=measured - bound_f,
+                               **_declarations(id, declared)), null, test)
 
     def at_most(self, id, statement, where, *, kind, measured, bound, source_value=None, se=None, null=None,
-                not_reproduced=None, inconclusive=None, rate=None, not_testable=None, revised=None):
-        """measured <= bound."""
+                **declared):
+        """measured <= bound. ``declared``: any of :data:`DECLARATIONS`."""
         measured, se, null = _unpack(measured, se, null)
         measured, bound_f = _number(measured), _number(bound)
 
@@ -509,76 +585,129 @@ class ClaimLedger:
             return math.isfinite(value) and value <= bound_f
 
         return self._add(Claim(id, statement, where, source_value, measured, f"ours ≤ {format_value(bound)}",
-                               test(measured), kind, not_reproduced, se, bound_f - measured,
-                               inconclusive=inconclusive, rate=rate, not_testable=not_testable, revised=revised),
-                         null, test)
+                               test(measured), kind, se=se, margin=bound_f - measured,
+                               **_declarations(id, declared)), null, test)
 
     def holds(self, id, statement, where, *, kind, measured, condition: bool, relation: str, source_value=None,
-              null=None, not_reproduced=None, inconclusive=None, rate=None, not_testable=None, revised=None):
+              null=None, **declared):
         """A claim whose test is a condition computed by the chapter (e.g. monotone in k); ``relation`` says which.
-        Its null is ``Null(value, model, passes=<the condition on the null>)``."""
+        Its null is ``Null(value, model, passes=<the condition on the null>)``. ``declared``: any of
+        :data:`DECLARATIONS`."""
         return self._add(Claim(id, statement, where, source_value, measured, relation, bool(condition), kind,
-                               not_reproduced, inconclusive=inconclusive, rate=rate, not_testable=not_testable,
-                               revised=revised), null, None)
+                               **_declarations(id, declared)), null, None)
 
-    def source(self, id, where, what, status, claims=(), *, note=None, analogue=None) -> SourceResult:
-        """One result of the source in the chapter's source map (see the module docstring)."""
+    def source(self, id, where, what, claims=(), *, note=None, analogue=None, not_attempted=None,
+               not_testable=None) -> SourceResult:
+        """One result of the source in the chapter's source map: where it is, what it says, the claims that carry it,
+        and ``analogue`` (what it was run on) where that is not the source's own setting. Its status is computed from
+        the claims (:func:`feature_learning.book.status.entry_status`), never given; a result without claims says
+        why: ``not_attempted="..."`` or ``not_testable="..."``."""
         if any(s.id == id for s in self.sources):
             raise ValueError(f"source result {id!r} recorded twice in chapter {self.chapter!r}")
-        if status not in SOURCE_STATUSES:
-            raise ValueError(f"source result {id!r}: status must be one of {', '.join(SOURCE_STATUSES)}, "
-                             f"not {status!r}")
-        if status == "reproduced on an analogue" and not analogue:
-            raise ValueError(f"source result {id!r}: 'reproduced on an analogue' names the analogue (analogue=...)")
-        if status in ("not testable here", "erratum", "not attempted", "inconclusive", "not reproduced") and not note:
-            raise ValueError(f"source result {id!r}: status {status!r} says why (note=...)")
-        check_texts(f"source result {id!r}", {"where": where, "what": what, "note": note, "analogue": analogue})
-        entry = SourceResult(id, where, what, status, list(claims), note, analogue)
+        if claims and not_attempted:
+            raise ValueError(f"source result {id!r} is not attempted but names claims")
+        if not claims and not (not_attempted or not_testable):
+            raise ValueError(f"source result {id!r} has no claims: say why (not_attempted=... or not_testable=...)")
+        check_texts(f"source result {id!r}", {"where": where, "what": what, "note": note, "analogue": analogue,
+                                              "not_attempted": not_attempted, "not_testable": not_testable})
+        entry = SourceResult(id, where, what, list(claims), note, analogue, not_attempted, not_testable)
         self.sources.append(entry)
         return entry
 
+    def erratum(self, id, where, printed, correct, claims=()) -> Erratum:
+        """One erratum of the source: where, what the source prints, what is right, and the claims that check it
+        (none: shown as "not checked here")."""
+        if any(e.id == id for e in self.errata):
+            raise ValueError(f"erratum {id!r} recorded twice in chapter {self.chapter!r}")
+        check_texts(f"erratum {id!r}", {"where": where, "printed": printed, "correct": correct})
+        entry = Erratum(id, where, printed, correct, list(claims))
+        self.errata.append(entry)
+        return entry
+
+    def record_map(self, entries) -> None:
+        """Record a source map given as dicts (a chapter's ``SOURCE_MAP``): an entry with ``printed`` is an erratum
+        (:meth:`erratum`), any other a source result (:meth:`source`)."""
+        for entry in entries:
+            (self.erratum if "printed" in entry else self.source)(**entry)
+
+    def attach_stored(self, full: dict | None = None, sweep: dict | None = None,
+                      sizes_digest: str | None = None) -> None:
+        """The stored records that grade this chapter's results at the other profiles: its ``full`` record and the
+        seed sweep (the whole summary; this chapter's part is read from it), and the digest of its present ``full``
+        sizes (a stored run with another digest grades nothing)."""
+        self.stored_full, self.stored_sweep, self.sizes_digest = full, sweep, sizes_digest
+
+    @property
+    def sweep_chapter(self) -> dict | None:
+        return (self.stored_sweep or {}).get("chapters", {}).get(self.chapter)
+
     # -- checking the source map ----------------------------------------------------------------------
     def source_map_errors(self) -> list[str]:
-        """Disagreements between the source map and the claims; :meth:`finish` raises if there are any."""
-        by_id = {c.id: c for c in self.claims}
+        """Disagreements between the source map, the errata, the claims and the stored seed sweep; :meth:`finish`
+        raises if there are any. Every entry is checked, those carrying a failing claim included."""
+        current = {c["id"]: c for c in self.to_json(graded=False)["claims"]}
         errors = []
         if not self.sources:
             errors.append("no source map: record every result of the source with ledger.source(...)")
         for s in self.sources:
-            unknown = [cid for cid in s.claims if cid not in by_id]
+            unknown = [cid for cid in s.claims if cid not in current]
             if unknown:
                 errors.append(f"source {s.id!r} names unknown claims {unknown}")
                 continue
-            carried = [by_id[cid] for cid in s.claims]
-            statuses = {c.status for c in carried}
-            if any(not c.ok for c in carried):
-                continue  # a failing claim fails the chapter on its own
-            if s.status in ("reproduced", "reproduced on an analogue"):
-                if not any(c.kind == "reproduction" and c.status == STATUS_PASS for c in carried):
-                    errors.append(f"source {s.id!r} is {s.status!r} but none of its claims is a passing reproduction")
-                if STATUS_NOT_REPRODUCED in statuses:
-                    errors.append(f"source {s.id!r} is {s.status!r} but carries a claim that does not reproduce")
-            elif s.status == "verified":
-                if not any(c.kind in ("verification", "derivation") and c.status == STATUS_PASS for c in carried):
-                    errors.append(f"source {s.id!r} is verified but no verification or derivation of it passes")
-            elif s.status == "not reproduced":
-                if STATUS_NOT_REPRODUCED not in statuses:
-                    errors.append(f"source {s.id!r} is 'not reproduced' but none of its claims is")
-            elif s.status == "inconclusive":
-                if STATUS_INCONCLUSIVE not in statuses:
-                    errors.append(f"source {s.id!r} is inconclusive but none of its claims is")
-            elif s.status == "not testable here":
-                if statuses - {STATUS_NOT_TESTABLE}:
-                    errors.append(f"source {s.id!r} is not testable here but carries tested claims")
-            elif s.status == "erratum":
-                if not carried:
-                    errors.append(f"source {s.id!r} is an erratum: name the check that shows it (claims=...)")
-            elif s.status == "not attempted" and carried:
-                errors.append(f"source {s.id!r} is 'not attempted' but carries claims")
-        mapped = {cid for s in self.sources for cid in s.claims}
+            status = entry_status(dataclasses.asdict(s), current)
+            if status == "FAIL":
+                failing = [cid for cid in s.claims if current[cid]["status"] not in ACCEPTED]
+                errors.append(f"source {s.id!r} carries failing claims {failing}: it is not reproduced here")
+            elif status == UNSUPPORTED:
+                errors.append(f"source {s.id!r} is carried only by predictions of ours or consistency checks: map a "
+                              "reproduction or verification of it, or say why it is not attempted")
+            if s.not_testable and status not in ("not testable here", "FAIL"):
+                errors.append(f"source {s.id!r} is declared not testable here but carries tested claims")
+        for e in self.errata:
+            unknown = [cid for cid in e.claims if cid not in current]
+            if unknown:
+                errors.append(f"erratum {e.id!r} names unknown claims {unknown}")
+        mapped = {cid for s in self.sources for cid in s.claims} | {cid for e in self.errata for cid in e.claims}
         for c in self.claims:
             if c.kind in ("reproduction", "verification") and c.id not in mapped:
                 errors.append(f"claim {c.id!r} ({c.kind}) carries no result of the source map")
+            elif c.kind != "derivation" and _is_number(c.source_value) and c.id not in mapped:
+                errors.append(f"claim {c.id!r} compares with the number {format_value(c.source_value)} in its source "
+                              "column but is mapped to no source result or erratum: map it beside the result it "
+                              "bears on")
+        errors += self.sweep_contradictions()
+        return errors
+
+    def sweep_contradictions(self) -> list[str]:
+        """Declarations that the stored seed sweep contradicts: an inconclusive claim whose test passed at every seed
+        or at none (unless recorded runs outside the sweep, ``other_runs``, show the other outcome), a claim expected
+        to fail below the source's scale that passed at every seed of a sweep below it. Claims the sweep stored with
+        another test are not judged by it."""
+        chapter = self.sweep_chapter
+        if not chapter:
+            return []
+        below = chapter.get("profile", "ci") != SOURCE_SCALE
+        errors = []
+        for c in self.claims:
+            stored = chapter["claims"].get(c.id)
+            relations = {v.get("relation") for v in (stored or {}).get("per_seed", {}).values()} - {None}
+            if stored is None or relations and relations != {c.relation}:
+                continue
+            rate = claim_seed_rate(c.id, chapter)
+            if rate is None or rate[1] < 2:
+                continue
+            passes, seeds = rate
+            if passes == seeds and c.se is not None and not sweep_knows_noise(c.id, chapter):
+                continue  # a sweep without the claim's se cannot tell a clean pass from one within noise
+            if c.inconclusive is not None and passes in (0, seeds):
+                other = c.other_runs
+                if other is None or (passes == 0 and other[0] == 0) or (passes == seeds and other[0] == other[1]):
+                    verdict_text = "passes at every seed: it holds" if passes else "fails at every seed: not reproduced"
+                    errors.append(f"claim {c.id!r} is declared inconclusive but the stored sweep says it "
+                                  f"{verdict_text} ({passes}/{seeds} seeds)")
+            if c.source_scale_only is not None and below and passes == seeds:
+                errors.append(f"claim {c.id!r} is expected to fail below the source's scale but passes at every seed "
+                              f"of the stored sweep ({passes}/{seeds})")
         return errors
 
     # -- reporting ---------------------------------------------------------------------------------------
@@ -586,15 +715,44 @@ class ClaimLedger:
     def failed(self) -> list[Claim]:
         return [c for c in self.claims if not c.ok]
 
-    def to_json(self) -> dict:
-        return {
+    def _graded_sources(self, claims: list[dict]) -> list[dict]:
+        """The source map with each result's status in this run, at each profile that ran, and its verdict."""
+        ledger = {"profile": self.meta["profile"], "claims": claims}
+        out = []
+        for s in self.sources:
+            entry = dataclasses.asdict(s)
+            statuses = profile_statuses(entry, ledger, self.stored_full, self.sweep_chapter, self.sizes_digest)
+            entry["status"] = statuses[self.meta["profile"]]
+            entry["statuses"] = statuses
+            entry["verdict"] = verdict(statuses)
+            out.append(entry)
+        return out
+
+    def to_json(self, graded: bool = True) -> dict:
+        """The ledger as JSON: its claims (each with its seed-level rate where the stored sweep has it), its source
+        map graded per profile (``graded``), and its errata with their status."""
+        claims = [claim_json(c) for c in self.claims]
+        chapter = self.sweep_chapter
+        for c in claims:
+            rate = claim_seed_rate(c["id"], chapter)
+            if rate is not None:
+                c["seed_rate"] = rate
+        by_id = {c["id"]: c for c in claims}
+        data = {
             "chapter": self.chapter,
             "title": self.title,
             **self.meta,
             "written": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "claims": [claim_json(c) for c in self.claims],
-            "sources": [dataclasses.asdict(s) for s in self.sources],
+            "claims": claims,
+            "sources": self._graded_sources(claims) if graded else [dataclasses.asdict(s) for s in self.sources],
+            "errata": [{**dataclasses.asdict(e), "status": erratum_status(dataclasses.asdict(e), by_id)}
+                       for e in self.errata],
         }
+        if self.stored_sweep is not None:
+            data["graded_by"] = {"sweep_written": self.stored_sweep.get("written"),
+                                 "sweep_commit": self.stored_sweep.get("commit"),
+                                 "full_written": (self.stored_full or {}).get("written")}
+        return data
 
     def write(self, folder: Path | None = None) -> Path:
         folder = Path(folder) if folder is not None else claims_dir()
@@ -604,7 +762,7 @@ class ClaimLedger:
         return path
 
     def _repr_html_(self) -> str:
-        return claims_html(self.to_json()["claims"])
+        return claims_html(self.to_json(graded=False)["claims"])
 
     def finish(self, folder: Path | None = None) -> SourceMap:
         """Write the ledger, then raise if a claim failed or the source map disagrees with the claims. Returns the
@@ -638,15 +796,23 @@ COLUMNS = ("claim", "source", "ours", "null", "test", "status")
 STATUS_CLASSES = {
     STATUS_PASS: "pass",
     STATUS_NOT_REPRODUCED: "not-reproduced",
+    STATUS_BELOW_SCALE: "not-reproduced",
     STATUS_INCONCLUSIVE: "inconclusive",
     STATUS_NOT_TESTABLE: "not-testable",
     "reproduced": "pass",
     "reproduced on an analogue": "pass",
     "verified": "pass",
+    "reproduced at the source's scale": "pass",
+    "reproduced at the source's scale, not below it": "pass",
+    "reproduced below the source's scale only": "not-reproduced",
+    "reproduced below the source's scale; not run at the source's scale yet": "inconclusive",
+    "verified below the source's scale only": "not-reproduced",
     "not reproduced": "not-reproduced",
+    "not reproduced at this scale": "not-reproduced",
     "not testable here": "not-testable",
-    "erratum": "erratum",
     "not attempted": "not-testable",
+    CONFIRMED: "pass",
+    UNCHECKED: "not-testable",
 }
 
 
@@ -678,14 +844,27 @@ def _ours(claim: dict) -> str:
 
 
 def status_note(claim: dict) -> str:
-    """The status's explanation: the distance from the bound in standard errors, the rate, the reason."""
+    """The status's explanation: the distance from the bound in standard errors, how an inconclusive claim fared in
+    this run, its seed-level rate (from the stored sweep) and other recorded runs, the replicas, the training guard,
+    the reason."""
     notes = []
     if claim.get("noise_distance") is not None and claim["status"] != STATUS_NOT_TESTABLE:
         notes.append(f"{claim['noise_distance']:.1f} se from its bound")
+    if claim["status"] == STATUS_INCONCLUSIVE:
+        notes.append("passed in this run" if claim.get("passed") else "failed in this run")
+    if claim.get("seed_rate") and claim["status"] != STATUS_NOT_TESTABLE:
+        passes, seeds = claim["seed_rate"]
+        notes.append(f"its test passed at {passes} of {seeds} seeds of the stored sweep")
+    if claim.get("other_runs"):
+        passes, runs = claim["other_runs"]
+        notes.append(f"passed in {passes} of {runs} other recorded runs")
     if claim.get("rate"):
         passes, runs = claim["rate"]
-        notes.append(f"holds in {passes} of {runs} runs")
-    for key in ("not_reproduced", "inconclusive", "not_testable"):
+        notes.append(f"holds for {passes} of {runs} replicas in this run")
+    if claim.get("trained") and claim["trained"][0] < claim["trained"][1]:
+        reached, runs = claim["trained"]
+        notes.append(f"only {reached} of {runs} runs reached their training target")
+    for key in ("not_reproduced", "inconclusive", "not_testable", "source_scale_only"):
         if claim.get(key):
             notes.append(claim[key])
     if claim.get("null_passed"):
@@ -759,26 +938,65 @@ def claims_html(claims: list[dict], box: str | None = CHAPTER_BOX) -> str:
 
 # The claims that carry a result sit under it, in small print, rather than in a fourth column: a narrow column of ids
 # wrapped one id per line and made a source map row up to ten lines high.
-SOURCE_COLUMNS = ("result · carried by", "where", "status")
+SOURCE_COLUMNS = ("result · carried by", "where", "ci · book · full", "verdict")
+ERRATA_COLUMNS = ("where", "the source prints", "what is right · checked by", "status")
+
+
+def _profile_cell(entry: dict) -> str:
+    """A result's status at each profile that ran, one per line (the sweep's rate beside ``ci``; why the stored
+    ``full`` record does not grade it, where it does not)."""
+    statuses = entry.get("statuses") or {}
+    lines = []
+    for profile in ("ci", "book", "full"):
+        status = statuses.get(profile)
+        if status is None and profile != "full":
+            continue
+        text = html.escape(status) if status else "not run"
+        seeds = statuses.get("seeds")
+        if profile == (seeds or {}).get("profile"):
+            text += f" <small>({seeds['rate'][0]}/{seeds['rate'][1]} seeds)</small>"
+        if profile == "full" and status is None and statuses.get("full_note"):
+            text += f"<br><small>{_text(statuses['full_note'])}</small>"
+        lines.append(f"<code>{profile}</code> {text}")
+    return "<br>".join(lines) or "—"
 
 
 def source_cells(entry: dict, claims: dict[str, dict] | None = None) -> list[str]:
     """One source result as HTML cells of ``SOURCE_COLUMNS``: what it says (its analogue and note, then the claims
-    that carry it), where it is in the source, its status."""
+    that carry it, or why there are none), where it is in the source, its status at each profile, its verdict."""
     what = _text(entry["what"])
     if entry.get("analogue"):
         what += f"<br><small>analogue: {_text(entry['analogue'])}</small>"
-    if entry.get("note"):
-        what += f"<br><small>{_text(entry['note'])}</small>"
+    for key, label in (("not_attempted", "not attempted: "), ("not_testable", "not testable here: "), ("note", "")):
+        if entry.get(key):
+            what += f"<br><small>{label}{_text(entry[key])}</small>"
     carried = ", ".join(code_id(c) for c in entry["claims"]) or "—"
     what += f"<br><small>carried by: {carried}</small>"
-    return [what, _text(entry["where"]), badge(entry["status"])]
+    status = entry.get("verdict") or entry.get("status") or "?"
+    return [what, _text(entry["where"]), _profile_cell(entry), badge(status)]
+
+
+def errata_cells(erratum: dict) -> list[str]:
+    """One erratum as HTML cells of ``ERRATA_COLUMNS``."""
+    checked = ", ".join(code_id(c) for c in erratum["claims"]) or "no check here"
+    return [_text(erratum["where"]), _text(erratum["printed"]),
+            f"{_text(erratum['correct'])}<br><small>checked by: {checked}</small>", badge(erratum["status"])]
+
+
+def errata_html(ledger: dict, box: str | None = CHAPTER_BOX) -> str:
+    """The chapter's errata as their own table ("confirmed" only beside a check); empty if it lists none."""
+    rows = [errata_cells(e) for e in ledger.get("errata", [])]
+    if not rows:
+        return ""
+    return (f"<p><strong>Errata of the source ({len(rows)}; not source results)</strong></p>"
+            + html_table(ERRATA_COLUMNS, rows, "claims-table errata mathjax_process", box))
 
 
 def source_map_html(ledger: dict, box: str | None = CHAPTER_BOX) -> str:
     rows = [source_cells(s) for s in ledger.get("sources", [])]
-    return (f"<p><strong>{html.escape(source_headline(ledger))}</strong></p>"
-            + html_table(SOURCE_COLUMNS, rows, "claims-table source-map mathjax_process", box))
+    return (f"<p><strong>{html.escape(source_headline(ledger), quote=False)}</strong></p>"
+            + html_table(SOURCE_COLUMNS, rows, "claims-table source-map mathjax_process", box)
+            + errata_html(ledger, box))
 
 
 class SourceMap:
@@ -810,40 +1028,6 @@ def tally(claims: list[dict]) -> dict[str, dict[str, int]]:
         by_status = counts.setdefault(c.get("kind", "?"), {})
         by_status[c["status"]] = by_status.get(c["status"], 0) + 1
     return counts
-
-
-def source_tally(ledgers: list[dict]) -> dict[str, int]:
-    """Source results by status over the given ledgers."""
-    counts = {status: 0 for status in SOURCE_STATUSES}
-    for ledger in ledgers:
-        for s in ledger.get("sources", []):
-            counts[s["status"]] = counts.get(s["status"], 0) + 1
-    return counts
-
-
-def source_headline(*ledgers: dict) -> str:
-    """"N of M source results reproduced (K on analogues); J not reproduced; I inconclusive; U not testable here;
-    E errata; A not attempted; V theorem verifications and P of Q predictions of ours pass" (the predictions left out
-    where the chapter makes none)."""
-    counts = source_tally(list(ledgers))
-    total = sum(counts.values())
-    analogue = counts["reproduced on an analogue"]
-    reproduced = counts["reproduced"] + analogue
-    claims = [c for ledger in ledgers for c in ledger["claims"]]
-    predictions = [c for c in claims if c.get("kind") == "prediction"]
-    passing_predictions = sum(c["status"] == STATUS_PASS for c in predictions)
-    failing = [c for c in claims if c["status"] not in ACCEPTED]
-    parts = [f"{reproduced} of {total} source results reproduced ({analogue} on analogues)",
-             f"{counts['not reproduced']} not reproduced", f"{counts['inconclusive']} inconclusive",
-             f"{counts['not testable here']} not testable here", f"{counts['erratum']} errata",
-             f"{counts['not attempted']} not attempted",
-             f"{counts['verified']} theorem verification{'' if counts['verified'] == 1 else 's'}"
-             + (f" and {passing_predictions} of {len(predictions)} predictions of ours pass" if predictions
-                else " pass")]
-    text = "; ".join(parts)
-    if failing:
-        text += f"; {len(failing)} claims FAILING"
-    return text + "."
 
 
 def headline(claims: list[dict]) -> str:

@@ -39,8 +39,9 @@ def device_class() -> str:
 
 def inputs(lib: Path | None = None, project: Path | None = None) -> dict[str, str]:
     """What the key covers: a hash of the library's source (and pyproject.toml and the stored results that chapters
-    read: the full runs ``results/full/*.json``, the CUDA smoke ``results/cuda-smoke.json`` and the diagnostics
-    ``results/diagnostics/*``; not the seed sweep, which only the report reads), the versions, the device class."""
+    read: the full runs ``results/full/*.json``, the seed sweep ``results/seeds/summary.json`` (each chapter grades
+    its source results with both), the CUDA smoke ``results/cuda-smoke.json`` and the diagnostics
+    ``results/diagnostics/*``), the versions, the device class."""
     lib = lib or library_root()
     digest = hashlib.sha256()
     files = [(str(p.relative_to(lib.parent)), p) for p in sorted(lib.rglob("*.py"))]
@@ -48,7 +49,8 @@ def inputs(lib: Path | None = None, project: Path | None = None) -> dict[str, st
         files.append(("pyproject.toml", project / "pyproject.toml"))
     if project is not None:  # the stored results that chapters paste into their pages (full sections, diagnoses)
         results = project / "results"
-        stored = [*sorted((results / "full").glob("*.json")), results / "cuda-smoke.json",
+        stored = [*sorted((results / "full").glob("*.json")), results / "seeds" / "summary.json",
+                  results / "cuda-smoke.json",
                   *sorted(p for p in (results / "diagnostics").glob("*") if p.is_file())]
         files += [(str(p.relative_to(project)), p) for p in stored if p.exists()]
     for name, path in files:

@@ -12,10 +12,11 @@ The Snakemake workflow ``workflow/Snakefile`` (``make seeds``) calls the two com
     the share of seeds at which its test passed (``pass_rate``: what an inconclusive claim's rate is).
 
 A claim "holds at every seed" when that share is 1 for every swept seed; a run that crashed before its ledger was
-written counts against every claim of its chapter. A claim can hold at every swept seed and still sit within noise
-of its bound: :func:`near_bounds` lists the passing claims whose distance to the bound (the ledger's ``margin``) is
-small against its spread over the seeds, and ``summarize`` prints them (``--near Z``, default 2.5), so that they are
-enlarged or re-examined before a new seed fails them.
+written counts against every claim of its chapter. A claim can hold at every swept seed and still sit close to
+failing: each seed's claim keeps its margin and standard error, and ``summarize`` prints the passing claims whose
+distance from failing (|margin| - 2 se) averages fewer than ``--near`` (default 3) of its own standard deviations over
+the seeds (:func:`feature_learning.book.status.failing_distances`), so that they are enlarged or re-examined before a
+new seed fails them.
 """
 
 from __future__ import annotations
@@ -25,13 +26,13 @@ import contextlib
 import datetime as _dt
 import json
 import os
-import statistics
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from feature_learning.book.claims import ACCEPTED, STATUS_PASS, full_runs_dir, project_root
+from feature_learning.book.claims import ACCEPTED, full_runs_dir, project_root
+from feature_learning.book.status import FAILING_DISTANCE_SDS, failing_distances
 
 
 @contextlib.contextmanager
@@ -128,7 +129,8 @@ def summarize(records: list[dict]) -> dict:
                 claim["id"], {"kind": claim.get("kind"), "statement": claim["statement"], "per_seed": {}}
             )
             entry["per_seed"][str(rec["seed"])] = {"status": claim["status"], "measured": claim["measured"],
-                                                   "margin": claim.get("margin"), "passed": claim.get("passed")}
+                                                   "margin": claim.get("margin"), "se": claim.get("se"),
+                                                   "passed": claim.get("passed"), "relation": claim.get("relation")}
     for chapter in chapters.values():
         n = len(chapter["seeds"])
         for entry in chapter["claims"].values():
@@ -147,27 +149,6 @@ def summarize(records: list[dict]) -> dict:
         "all_hold": all(c["all_hold"] for c in chapters.values()),
         "chapters": chapters,
     }
-
-
-def near_bounds(summary: dict, z: float = 2.5) -> list[tuple[float, str, str, list[float]]]:
-    """Claims that pass at every swept seed (at least three) but sit within noise of their bound: z = mean / sd over
-    the seeds of the claim's margin (its signed distance to the bound; positive passes), below ``z``. Under a normal
-    spread a new seed fails such a claim with probability about Phi(-z) (2.5: 0.6%). Returns (z, chapter, claim id,
-    margins) sorted by z. Claims without numeric margins (exact checks, conditions) and with a constant margin
-    (deterministic claims) are not listed."""
-    rows = []
-    for name, chapter in summary["chapters"].items():
-        for cid, entry in chapter["claims"].items():
-            per_seed = list(entry["per_seed"].values())
-            margins = [v.get("margin") for v in per_seed]
-            if (len(per_seed) < 3 or any(v["status"] != STATUS_PASS for v in per_seed)
-                    or not all(isinstance(m, (int, float)) and not isinstance(m, bool) for m in margins)):
-                continue
-            sd = statistics.stdev(margins)
-            z_claim = statistics.mean(margins) / sd if sd > 0 else float("inf")
-            if z_claim < z:
-                rows.append((z_claim, name, cid, margins))
-    return sorted(rows)
 
 
 def default_summary_path(root: Path | None = None) -> Path:
@@ -252,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     summ = sub.add_parser("summarize", help="gather per-seed records into one summary")
     summ.add_argument("records", type=Path, nargs="+")
     summ.add_argument("--out", type=Path, required=True)
-    summ.add_argument("--near", type=float, default=2.5, help="list passing claims with mean/sd of the margin below")
+    summ.add_argument("--near", type=float, default=FAILING_DISTANCE_SDS,
+                      help="list passing claims whose distance from failing averages fewer sds than this")
     check = sub.add_parser("check", help="exit 1 unless every claim of the summary holds at every seed")
     check.add_argument("summary", type=Path)
     keep = sub.add_parser("keep-full", help="store full-profile run records as results/full/<chapter>.json")
@@ -291,11 +273,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  seed {seed} failed: {err}")
         for cid, seeds in bad.items():
             print(f"  {cid}: fails at seeds {seeds}")
-    near = near_bounds(summary, args.near)
+    near = failing_distances(summary, args.near)
     if near:
-        print(f"passing at every seed but within noise of the bound (margin mean/sd over seeds < {args.near}):")
-    for z, name, cid, margins in near:
-        print(f"  {name} {cid}: z = {z:.2f}, margins {[float(f'{m:.3g}') for m in margins]}")
+        print(f"passing at every seed but close to failing (|margin| - 2 se averages < {args.near:g} sd over seeds):")
+    for row in near:
+        print(f"  {row['chapter']} {row['claim']}: {row['z']:.2f} sd, distances "
+              f"{[float(f'{d:.3g}') for d in row['distances']]}")
     print(f"summary: {args.out}")
     return 0
 

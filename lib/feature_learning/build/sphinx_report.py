@@ -20,12 +20,14 @@ from sphinx.util import logging
 
 from feature_learning.book.claims import (
     ACCEPTED,
+    ERRATA_COLUMNS,
     KINDS,
     SOURCE_COLUMNS,
     STATUS_PASS,
     claims_dir,
     claims_html,
     code_id,
+    errata_cells,
     full_run_summary,
     headline,
     html_table,
@@ -34,16 +36,17 @@ from feature_learning.book.claims import (
     source_cells,
     source_headline,
     source_map_html,
-    source_tally,
     tally,
 )
+from feature_learning.book.status import AT_SCALE, VERDICTS, VERIFIED, failing_distances, verdict_counts
 from feature_learning.build.notebooks import toc_notebooks
 from feature_learning.build.seeds import default_summary_path, load_full_runs
 
 logger = logging.getLogger(__name__)
 
-# Source results that a reader should see listed in one place: everything that is not a plain reproduction.
-OPEN_STATUSES = ("not reproduced", "inconclusive", "not testable here", "erratum", "not attempted")
+# Source results that a reader should see listed in one place: every verdict but a reproduction at the source's scale
+# and a verification.
+OPEN_VERDICTS = tuple(v for v in VERDICTS if v not in (AT_SCALE, VERIFIED))
 
 
 class report_placeholder(nodes.General, nodes.Element):
@@ -173,8 +176,10 @@ def _summary_rows(ledgers: list[dict], sweep: dict | None, links: dict[str, str]
     latest stored ``full`` run."""
     rows = []
     for ledger in ledgers:
-        counts = source_tally([ledger])
-        results = "<br>".join(_line(f"{n} {status}") for status, n in counts.items() if n) or "no source map"
+        counts = verdict_counts([ledger])
+        results = "<br>".join(_line(f"{counts[v]} {v}") for v in VERDICTS if counts[v]) or "no source map"
+        if ledger.get("errata"):
+            results += "<br>" + _line(f"({len(ledger['errata'])} errata apart)")
         by_kind = tally(ledger["claims"])
         kinds = "<br>".join(
             _line(f"{kind}: {by_kind[kind].get(STATUS_PASS, 0)}/{sum(by_kind[kind].values())} pass")
@@ -191,13 +196,36 @@ def _summary_rows(ledgers: list[dict], sweep: dict | None, links: dict[str, str]
 
 
 def _open_rows(ledgers: list[dict], links: dict[str, str]) -> list[list[str]]:
-    """Every source result of every chapter that did not plainly reproduce, with the reason."""
+    """Every source result of every chapter that is not reproduced at the source's scale nor verified, with its
+    status at each profile and the reason."""
     rows = []
     for ledger in ledgers:
         for entry in ledger.get("sources", []):
-            if entry["status"] in OPEN_STATUSES:
+            if (entry.get("verdict") or entry.get("status")) in OPEN_VERDICTS:
                 rows.append([_link(ledger, links), *source_cells(entry)])
     return rows
+
+
+def _errata_rows(ledgers: list[dict], links: dict[str, str]) -> list[list[str]]:
+    """Every erratum of every chapter, apart from the source results."""
+    return [[_link(ledger, links), *errata_cells(e)] for ledger in ledgers for e in ledger.get("errata", [])]
+
+
+def _distance_nodes(sweep: dict | None) -> list[nodes.Node]:
+    """The claims that pass at every swept seed but whose distance from failing (|margin| - 2 se) averages fewer than
+    three of its standard deviations over the seeds: a new seed could fail them."""
+    if sweep is None:
+        return []
+    rows = [[html.escape(r["chapter"]), code_id(r["claim"]), f"{r['z']:.2f}",
+             html.escape(", ".join(f"{d:.3g}" for d in r["distances"]))
+             + ("" if r["has_se"] else " <small>(the sweep stored no se: margins alone)</small>")]
+            for r in failing_distances(sweep)]
+    text = ("Claims that pass at every seed of the sweep but whose distance from failing, |margin| − 2 se, averages "
+            "fewer than three of its own standard deviations over the seeds: " + (f"{len(rows)}." if rows else "none."))
+    out: list[nodes.Node] = [nodes.paragraph(text=text)]
+    if rows:
+        out.append(_table(("chapter", "claim", "mean / sd", "distance from failing per seed"), rows))
+    return out
 
 
 def sweep_provenance(sweep: dict, origin: str) -> str:
@@ -260,14 +288,26 @@ def report_nodes(ledgers: list[dict], sweep: dict | None = None, links: dict[str
     open_section += nodes.title(text="What did not plainly reproduce")
     open_rows = _open_rows(ledgers, links)
     open_section += nodes.paragraph(text=(
-        "Every source result that is not reproduced, inconclusive, not testable with our analogue, an erratum of "
-        "the source, or not attempted, with the reason." if open_rows else "Every source result reproduced."))
+        "Every source result that is not reproduced at the source's scale nor verified: reproduced only below the "
+        "source's scale or not yet run at it, not reproduced, inconclusive, not testable with our analogue, or not "
+        "attempted, with its status at each profile and the reason." if open_rows
+        else "Every source result reproduced at the source's scale or verified."))
     if open_rows:
         open_section += _table(("chapter", *SOURCE_COLUMNS), open_rows)
     out.append(open_section)
+    errata_rows = _errata_rows(ledgers, links)
+    if errata_rows:
+        errata_section = nodes.section(ids=["errata"])
+        errata_section += nodes.title(text="Errata of the sources")
+        errata_section += nodes.paragraph(text=(
+            "Places where a source prints something wrong, with what is right and the claim that checks it; "
+            "they are not source results and are not counted among them. \"confirmed\" stands only beside a check."))
+        errata_section += _table(("chapter", *ERRATA_COLUMNS), errata_rows)
+        out.append(errata_section)
     sweep_section = nodes.section(ids=["seed-sweep"])
     sweep_section += nodes.title(text="Robustness over seeds")
     sweep_section.extend(_sweep_nodes(sweep, sweep_origin))
+    sweep_section.extend(_distance_nodes(sweep))
     out.append(sweep_section)
     for ledger in ledgers:
         section = nodes.section(ids=[f"claims-{ledger['chapter'].replace('_', '-')}"])

@@ -1,0 +1,323 @@
+"""Statuses computed, never typed: a claim's from what it measured, a source result's from its claims, per profile.
+
+A chapter's source map declares, for each result of its source, only what the result is: where it is, what it says,
+the claims that carry it and whether it was run in the source's own setting or on a named analogue (or, with a
+reason, that it was not attempted or cannot be tested here). Its status is computed here from its claims' statuses in
+every ledger that exists for it:
+
+* this run's ledger (the ``ci`` profile in continuous integration, ``book`` in the HTML book);
+* the stored seed sweep (``results/seeds/summary.json``: every chapter at ``ci`` for several seeds), where the
+  result's status at each seed is computed and the seeds are counted;
+* the stored ``full`` record (``results/full/<chapter>.json``: the source's scale), where the result's status is
+  computed from the stored claims whenever each carrying claim was stored with the test it has now.
+
+From those a *verdict* at the most faithful profile that ran: a result counts as reproduced at the source's scale only
+if it passed at ``full``; one that passes below the source's scale and fails at it is "reproduced below the source's
+scale only", and the reverse "reproduced at the source's scale, not below it". Errata are kept apart: they are not
+source results.
+
+Everything here reads the JSON form of a ledger (``ClaimLedger.to_json``), so the same rules grade this run, a stored
+record and a sweep.
+"""
+
+from __future__ import annotations
+
+import collections
+import statistics
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+# -- a claim in one run ------------------------------------------------------------------------------------------
+STATUS_PASS = "pass"
+STATUS_FAIL = "FAIL"
+STATUS_NOT_REPRODUCED = "not reproduced"
+STATUS_BELOW_SCALE = "not reproduced below the source's scale"
+STATUS_INCONCLUSIVE = "inconclusive"
+STATUS_NOT_TESTABLE = "not testable"
+STATUS_UNEXPECTED_PASS = "FAIL: documented failure now passes"
+STATUS_NOISE = "FAIL: within noise of its bound"
+STATUS_NULL_PASSES = "FAIL: its null passes too (this check cannot fail)"
+STATUS_NO_NULL = "FAIL: a reproduction without a null"
+STATUS_UNTRAINED = "FAIL: measured on models that never reached their training target"
+ACCEPTED = (STATUS_PASS, STATUS_NOT_REPRODUCED, STATUS_BELOW_SCALE, STATUS_INCONCLUSIVE, STATUS_NOT_TESTABLE)
+
+# -- a source result in one ledger -------------------------------------------------------------------------------
+REPRODUCED = "reproduced"
+ANALOGUE = "reproduced on an analogue"
+VERIFIED = "verified"
+NOT_REPRODUCED = "not reproduced"
+NOT_AT_THIS_SCALE = "not reproduced at this scale"
+INCONCLUSIVE = "inconclusive"
+NOT_TESTABLE = "not testable here"
+NOT_ATTEMPTED = "not attempted"
+FAILING = "FAIL"
+UNSUPPORTED = "carried by no reproduction or verification"  # an error of the map, reported by the ledger
+RESULT_STATUSES = (REPRODUCED, ANALOGUE, VERIFIED, NOT_REPRODUCED, NOT_AT_THIS_SCALE, INCONCLUSIVE, NOT_TESTABLE,
+                   NOT_ATTEMPTED, FAILING)
+HOLDS = (REPRODUCED, ANALOGUE, VERIFIED)
+
+# -- a source result over the profiles: its verdict ----------------------------------------------------------------
+AT_SCALE = "reproduced at the source's scale"
+AT_SCALE_ONLY = "reproduced at the source's scale, not below it"
+BELOW_ONLY = "reproduced below the source's scale only"
+NOT_RUN_AT_SCALE = "reproduced below the source's scale; not run at the source's scale yet"
+VERIFIED_BELOW_ONLY = "verified below the source's scale only"
+VERDICTS = (AT_SCALE, AT_SCALE_ONLY, BELOW_ONLY, NOT_RUN_AT_SCALE, VERIFIED, VERIFIED_BELOW_ONLY, NOT_REPRODUCED,
+            INCONCLUSIVE, NOT_TESTABLE, NOT_ATTEMPTED, FAILING)
+
+PROFILES = ("ci", "book", "full")
+NOISE_SES = 2.0  # a verdict must not sit within this many standard errors of its bound
+SOURCE_SCALE = "full"
+
+# -- an erratum ---------------------------------------------------------------------------------------------------
+CONFIRMED = "confirmed"
+UNCHECKED = "not checked here"
+
+
+def entry_status(entry: Mapping[str, Any], claims: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The status of one source result (``entry``: a source-map entry) in one ledger whose claims are ``claims``
+    (by id, each with its ``status`` and ``kind``); None if a carrying claim is not in that ledger.
+
+    * declared ``not_attempted`` (with its reason): not attempted; no claims and declared ``not_testable``: not
+      testable here;
+    * a carrying claim that fails: FAIL; every carrying claim not testable: not testable here;
+    * a carrying claim that does not reproduce: not reproduced; one that does not reproduce below the source's scale
+      (in a run below it): not reproduced at this scale;
+    * else a passing reproduction: reproduced (on the named analogue, if the entry names one); a passing
+      verification or derivation: verified; only inconclusive claims: inconclusive;
+    * carried only by predictions of ours or consistency checks: :data:`UNSUPPORTED`, an error of the map."""
+    if entry.get("not_attempted"):
+        return NOT_ATTEMPTED
+    ids = list(entry.get("claims") or ())
+    if not ids:
+        return NOT_TESTABLE if entry.get("not_testable") else NOT_ATTEMPTED
+    if any(cid not in claims for cid in ids):
+        return None
+    carried = [claims[cid] for cid in ids]
+    if any(c["status"] not in ACCEPTED for c in carried):
+        return FAILING
+    tested = [c for c in carried if c["status"] != STATUS_NOT_TESTABLE]
+    if not tested:
+        return NOT_TESTABLE
+    statuses = {c["status"] for c in tested}
+    if STATUS_NOT_REPRODUCED in statuses:
+        return NOT_REPRODUCED
+    if STATUS_BELOW_SCALE in statuses:
+        return NOT_AT_THIS_SCALE
+    passing = {c.get("kind") for c in tested if c["status"] == STATUS_PASS}
+    if "reproduction" in passing:
+        return ANALOGUE if entry.get("analogue") else REPRODUCED
+    if passing & {"verification", "derivation"}:
+        return VERIFIED
+    if STATUS_INCONCLUSIVE in statuses:
+        return INCONCLUSIVE
+    return UNSUPPORTED
+
+
+def erratum_status(erratum: Mapping[str, Any], claims: Mapping[str, Mapping[str, Any]]) -> str:
+    """"confirmed" when a claim checks it and every such claim holds; "not checked here" without a claim; FAIL if a
+    checking claim fails."""
+    ids = list(erratum.get("claims") or ())
+    if not ids:
+        return UNCHECKED
+    carried = [claims.get(cid) for cid in ids]
+    if any(c is None or c["status"] not in ACCEPTED for c in carried):
+        return FAILING
+    return CONFIRMED
+
+
+# -- the seed sweep -------------------------------------------------------------------------------------------------
+def sweep_claims(sweep_chapter: Mapping[str, Any]) -> dict[str, dict[str, dict]]:
+    """A swept chapter's claims per seed: ``{seed: {claim id: {"status", "kind", "relation"}}}``."""
+    seeds: dict[str, dict[str, dict]] = {str(s): {} for s in sweep_chapter.get("seeds", [])}
+    for cid, entry in sweep_chapter.get("claims", {}).items():
+        for seed, value in entry.get("per_seed", {}).items():
+            seeds.setdefault(seed, {})[cid] = {"status": value["status"], "kind": entry.get("kind"),
+                                               "relation": value.get("relation", entry.get("relation"))}
+    return seeds
+
+
+def sweep_status(entry: Mapping[str, Any], sweep_chapter: Mapping[str, Any] | None) -> dict | None:
+    """The result's status at each seed of the sweep, gathered: ``{"status", "rate": [seeds where it holds, seeds],
+    "profile"}``; the status is the common one when every seed agrees, else inconclusive. None when the chapter was
+    not swept or a carrying claim is missing at some seed (the sweep predates it)."""
+    if not sweep_chapter:
+        return None
+    per_seed = [entry_status(entry, claims) for claims in sweep_claims(sweep_chapter).values()]
+    if not per_seed or any(s is None for s in per_seed):
+        return None
+    held = sum(s in HOLDS for s in per_seed)
+    common = per_seed[0] if len(set(per_seed)) == 1 else INCONCLUSIVE
+    return {"status": common, "rate": [held, len(per_seed)], "profile": sweep_chapter.get("profile", "ci")}
+
+
+def clean_pass(value: Mapping[str, Any]) -> bool:
+    """A seed's claim passed its test and not within noise of its bound (where the sweep stored its se)."""
+    se, margin = value.get("se"), value.get("margin")
+    noisy = isinstance(se, (int, float)) and isinstance(margin, (int, float)) and abs(margin) < NOISE_SES * se
+    return bool(value.get("passed")) and not noisy
+
+
+def claim_seed_rate(claim_id: str, sweep_chapter: Mapping[str, Any] | None) -> list[int] | None:
+    """[seeds at which the claim's test passed clear of noise, seeds swept], or None if the sweep does not hold the
+    claim."""
+    entry = (sweep_chapter or {}).get("claims", {}).get(claim_id)
+    if entry is None:
+        return None
+    per_seed = list(entry.get("per_seed", {}).values())
+    return [sum(clean_pass(v) for v in per_seed), len(per_seed)] if per_seed else None
+
+
+def sweep_knows_noise(claim_id: str, sweep_chapter: Mapping[str, Any] | None) -> bool:
+    """Whether the sweep stored the claim's standard error at every seed (a sweep without it cannot tell a clean pass
+    from one within noise of its bound)."""
+    entry = (sweep_chapter or {}).get("claims", {}).get(claim_id) or {}
+    per_seed = list(entry.get("per_seed", {}).values())
+    return bool(per_seed) and all("se" in v for v in per_seed)
+
+
+# -- the stored full record ----------------------------------------------------------------------------------------
+def _same_test(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Two records of a claim test the same thing: the same kind and relation (spacing and math delimiters aside)."""
+    def norm(text: Any) -> str:
+        return "".join(str(text or "").replace("$", "").split())
+
+    return a.get("kind") == b.get("kind") and norm(a.get("relation")) == norm(b.get("relation"))
+
+
+def full_status(entry: Mapping[str, Any], current: Mapping[str, Mapping[str, Any]], record: Mapping[str, Any] | None,
+                sizes_digest: str | None = None) -> tuple[str | None, str]:
+    """The result's status in the stored ``full`` record, and a note: (status, "") when each carrying claim was stored
+    with the test it has now; else (None, why the record cannot grade it: none stored, stopped or crashed before its
+    ledger, run with other sizes, or predating a carrying claim's present form)."""
+    if entry.get("not_attempted") or not entry.get("claims"):
+        return entry_status(entry, {}), ""
+    if record is None:
+        return None, "no run at the source's scale is stored"
+    ledger = record.get("ledger")
+    when = str(record.get("written", "?"))[:10]
+    if ledger is None:
+        what = "stopped unfinished" if record.get("stopped") else "crashed before its ledger"
+        return None, f"the stored run of {when} {what}: {record.get('error') or 'no error recorded'}"
+    stored_digest = (record.get("provenance") or ledger.get("provenance") or {}).get("sizes_digest")
+    if sizes_digest and stored_digest and stored_digest != sizes_digest:
+        return None, f"the stored run of {when} used other `full` sizes than the chapter's present ones"
+    stored = {c["id"]: c for c in ledger.get("claims", [])}
+    changed = [cid for cid in entry["claims"] if cid not in stored or not _same_test(stored[cid], current[cid])]
+    if changed:
+        return None, f"the stored run of {when} predates the present form of {', '.join(changed)}"
+    return entry_status(entry, stored), ""
+
+
+# -- per profile and the verdict --------------------------------------------------------------------------------------
+def profile_statuses(entry: Mapping[str, Any], ledger: Mapping[str, Any], full: Mapping[str, Any] | None = None,
+                     sweep_chapter: Mapping[str, Any] | None = None, sizes_digest: str | None = None) -> dict:
+    """The result's status at each profile that ran: this run's profile (from ``ledger``), ``ci`` from the sweep where
+    this run is not at ``ci``, and ``full`` from the stored record (or this run, at ``full``); ``seeds`` the sweep's
+    gathered status and rate, ``full_note`` why the stored record does not grade it."""
+    current = {c["id"]: c for c in ledger.get("claims", [])}
+    profile = ledger.get("profile")
+    out: dict[str, Any] = {p: None for p in PROFILES}
+    out[profile] = entry_status(entry, current)
+    seeds = sweep_status(entry, sweep_chapter)
+    out["seeds"] = seeds
+    if seeds is not None and out.get(seeds["profile"]) is None:
+        out[seeds["profile"]] = seeds["status"]
+    out["full_note"] = ""
+    if profile != SOURCE_SCALE:
+        out[SOURCE_SCALE], out["full_note"] = full_status(entry, current, full, sizes_digest)
+    return out
+
+
+def verdict(statuses: Mapping[str, Any]) -> str:
+    """The verdict at the most faithful profile that ran (:data:`VERDICTS`). A result is reproduced at the source's
+    scale only if it holds at ``full``; a failure at any profile that ran keeps it from counting as reproduced there."""
+    full = statuses.get(SOURCE_SCALE)
+    below = [statuses[p] for p in PROFILES if p != SOURCE_SCALE and statuses.get(p) is not None]
+    seeds = statuses.get("seeds")
+    if seeds is not None:
+        below.append(seeds["status"])
+    if FAILING in below or full == FAILING and not below:
+        return FAILING
+    reproduced_below = bool(below) and all(s in (REPRODUCED, ANALOGUE) for s in below)
+    verified_below = bool(below) and all(s == VERIFIED for s in below)
+    if full in (REPRODUCED, ANALOGUE):
+        return AT_SCALE if reproduced_below or not below else AT_SCALE_ONLY
+    if full == VERIFIED:
+        return VERIFIED if verified_below or not below else AT_SCALE_ONLY
+    if full is None and reproduced_below:
+        return NOT_RUN_AT_SCALE
+    if full is None and verified_below:
+        return VERIFIED
+    if full in (FAILING, NOT_REPRODUCED, NOT_AT_THIS_SCALE, INCONCLUSIVE):
+        if reproduced_below:
+            return BELOW_ONLY
+        if verified_below:
+            return VERIFIED_BELOW_ONLY
+    order = [full, *below]
+    for status in (FAILING, NOT_REPRODUCED, INCONCLUSIVE, NOT_AT_THIS_SCALE, NOT_TESTABLE, NOT_ATTEMPTED):
+        if status in order:
+            return NOT_REPRODUCED if status == NOT_AT_THIS_SCALE else status
+    return INCONCLUSIVE  # results that hold at one profile and are inconclusive at another
+
+
+# -- counting ---------------------------------------------------------------------------------------------------------
+def verdict_counts(ledgers: Iterable[Mapping[str, Any]]) -> collections.Counter:
+    """Source results by verdict (errata are not source results), with ``"analogue"``: how many of those reproduced
+    at the source's scale were reproduced on an analogue."""
+    counts: collections.Counter = collections.Counter()
+    for ledger in ledgers:
+        for entry in ledger.get("sources", []):
+            v = entry.get("verdict") or entry.get("status")
+            counts[v] += 1
+            if v in (AT_SCALE, AT_SCALE_ONLY) and entry.get("analogue"):
+                counts["analogue"] += 1
+    return counts
+
+
+def source_headline(*ledgers: Mapping[str, Any]) -> str:
+    """"N of M results reproduced at the source's scale (K on analogues), J only below it, I not run at the source's
+    scale yet; V theorem verifications; ... E errata" over the given ledgers' computed verdicts."""
+    counts = verdict_counts(ledgers)
+    total = sum(counts[v] for v in VERDICTS)
+    errata = sum(len(ledger.get("errata", [])) for ledger in ledgers)
+    confirmed = sum(e.get("status") == CONFIRMED for ledger in ledgers for e in ledger.get("errata", []))
+    at_scale = counts[AT_SCALE] + counts[AT_SCALE_ONLY]
+    head = (f"{at_scale} of {total} results reproduced at the source's scale ({counts['analogue']} on analogues"
+            + (f", {counts[AT_SCALE_ONLY]} not below it" if counts[AT_SCALE_ONLY] else "") + "), "
+            f"{counts[BELOW_ONLY]} only below it, {counts[NOT_RUN_AT_SCALE]} not run at the source's scale yet, "
+            f"{counts[VERIFIED]} theorem verification{'' if counts[VERIFIED] == 1 else 's'}")
+    rest = [(counts[VERIFIED_BELOW_ONLY], "verified below the source's scale only"),
+            (counts[NOT_REPRODUCED], "not reproduced"), (counts[INCONCLUSIVE], "inconclusive"),
+            (counts[NOT_TESTABLE], "not testable here"), (counts[NOT_ATTEMPTED], "not attempted"),
+            (counts[FAILING], "FAILING")]
+    parts = [head, *(f"{n} {what}" for n, what in rest if n),
+             f"{errata} errata ({confirmed} confirmed by a check)"]
+    return "; ".join(parts) + "."
+
+
+# -- the sweep: how far each claim is from failing ------------------------------------------------------------------
+FAILING_DISTANCE_SDS = 3.0
+
+
+def failing_distances(sweep: Mapping[str, Any], threshold: float = FAILING_DISTANCE_SDS) -> list[dict]:
+    """Claims that pass at every swept seed (at least three) whose distance from failing, |margin| - 2 se at each seed,
+    averages fewer than ``threshold`` of its own standard deviations over the seeds: a new seed could fail them.
+    Claims without a numeric margin (exact checks, conditions) and with a constant distance are not listed. Each
+    row: chapter, claim, the mean distance over its sd (``z``), and the distances."""
+    rows = []
+    for name, chapter in sweep.get("chapters", {}).items():
+        for cid, entry in chapter.get("claims", {}).items():
+            per_seed = list(entry.get("per_seed", {}).values())
+            if len(per_seed) < 3 or any(v.get("status") != STATUS_PASS for v in per_seed):
+                continue
+            margins = [v.get("margin") for v in per_seed]
+            if not all(isinstance(m, (int, float)) and not isinstance(m, bool) for m in margins):
+                continue
+            distances = [abs(m) - NOISE_SES * float(v.get("se") or 0.0) for m, v in zip(margins, per_seed, strict=True)]
+            sd = statistics.stdev(distances)
+            z = statistics.mean(distances) / sd if sd > 0 else float("inf")
+            if z < threshold:
+                rows.append({"chapter": name, "claim": cid, "z": z, "distances": distances,
+                             "has_se": all(v.get("se") is not None for v in per_seed)})
+    return sorted(rows, key=lambda r: r["z"])
