@@ -19,85 +19,88 @@ def source_map(size: ContrastiveSizes, pre: Pretrained, reg: list[Regularisation
     cka = [f"cka_{pair.replace(' ', '_')}" for pair in pre.cka]
     reg20 = [r.T for r in reg if r.m == 20]
     return [
-        dict(id="thm71", where="Thm 7.1, App. F.1", status="verified", claims=["thm71_identity"],
+        dict(id="thm71", where="Thm 7.1, App. F.1", claims=["thm71_identity"],
              what=r"With $\ell(t) = -t$ the contrastive loss is the PCA objective of the augmentation-smoothed "
                   "representation"),
-        dict(id="f11_xor", where="App. F.1.1", status="verified", claims=["xor_optimal"],
+        dict(id="f11_xor", where="App. F.1.1", claims=["xor_optimal"],
              what="A contrastive optimum can encode a feature without making it linearly usable (the XOR table)"),
-        dict(id="thm72_1", where="Thm 7.2 (1)", status="verified", claims=["mixture_spurious_weight"],
+        dict(id="thm72_1", where="Thm 7.2 (1)", claims=["mixture_spurious_weight"],
              what="The optimal representation does not depend on the spurious (augmentation-changed) features"),
-        dict(id="thm72_2", where="Thm 7.2 (2)", status="not attempted",
+        dict(id="thm72_2", where="Thm 7.2 (2)",
              what=r"Each invariant feature is encoded once $B_r \ge B_i$; more spread-out features are encoded first",
-             note="a sweep of the norm budget $B_r$ on a finite $Z$ was not built (review fix 3, left for later)"),
-        dict(id="prop73", where="Prop. 7.3, Prop. F.8, Lemma F.3", status="verified",
+             not_attempted="a sweep of the norm budget $B_r$ on a finite $Z$ was not built (review fix 3, left for "
+                           "later)"),
+        dict(id="prop73", where="Prop. 7.3, Prop. F.8, Lemma F.3",
              what=r"On an even mixture of $T$ tasks the representation is "
                   r"$Q(\sqrt{\alpha} z_S + \sqrt{\beta} z_{\mathrm{rest}})$ with $\alpha = 1$, $\beta = 1/T$ "
                   r"($r = 2s$); the probe's risk bound scales as $1/\sqrt{m}$",
              claims=["allocation_alpha", "beta_one_over_T", "mixture_shared_weight", *private,
                      "drop_shrinks_with_m"]),
-        dict(id="prop_f8_ratio", where="Prop. F.8, App. F.2.4", status="verified",
+        dict(id="prop_f8_ratio", where="Prop. F.8, App. F.2.4",
              what=r"The universal representation's bound is worse than the specific one's by $O(\sqrt{T})$",
              claims=["bound_ratio", "f24_identity", "drop_grows_with_T"]),
-        dict(id="prop74", where="Prop. 7.4", status="verified",
+        dict(id="prop74", where="Prop. 7.4",
              what="Pre-trained on task $t$ alone, the representation keeps exactly $R_t$; on another task only the "
                   "shared features remain",
              claims=["single_S_weight", "single_P1_weight", "single_other_weight", "average_rises_each_task_m200"]),
-        dict(id="lemma_f5", where="Lemma F.5 (F.64-F.68)", status="verified", claims=["min_norm_predictor"],
+        dict(id="lemma_f5", where="Lemma F.5 (F.64-F.68)", claims=["min_norm_predictor"],
              what=r"The min-norm probe on the universal representation has "
                   r"$\lVert u \rVert^2 = v_1/\alpha + v_2/\beta$"),
-        dict(id="lemma_f5_sqrt", where="Lemma F.5, proof", status="erratum", claims=["min_norm_predictor"],
-             what=r"$X_{t,j} = \alpha \sum z_j$, $K = \max(C_2 m \alpha_t \sigma_S^2, \dots)$",
-             note=r"$\sqrt{\alpha} \sum z_j$ (its stated variance $m \alpha$ is that of $\sqrt{\alpha} \sum z_j$), "
+        dict(id="lemma_f5_sqrt", where="Lemma F.5, proof", claims=["min_norm_predictor"],
+             printed=r"$X_{t,j} = \alpha \sum z_j$, $K = \max(C_2 m \alpha_t \sigma_S^2, \dots)$",
+             correct=r"$\sqrt{\alpha} \sum z_j$ (its stated variance $m \alpha$ is that of $\sqrt{\alpha} \sum z_j$), "
                   r"and $\alpha$ for $S$"),
-        dict(id="prop_f8_dominance", where="Prop. F.8, proof", status="erratum", claims=["allocation_alpha"],
-             what=r"$\alpha Z + (2 - \alpha) Z_1 / T$ at $\alpha = 1$ 'stochastically dominates' the other $\alpha$",
-             note=r"not pointwise (the $Z$ and $Z_1$ terms trade off for $T > 1$); the conclusion $\alpha = 1$ holds, "
+        dict(id="prop_f8_dominance", where="Prop. F.8, proof", claims=["allocation_alpha"],
+             printed=r"$\alpha Z + (2 - \alpha) Z_1 / T$ at $\alpha = 1$ 'stochastically dominates' the other $\alpha$",
+             correct=r"not pointwise (the $Z$ and $Z_1$ terms trade off for $T > 1$); the conclusion $\alpha = 1$ "
+                     r"holds, "
                   "as the reduced problem solved numerically shows"),
-        dict(id="prop_f9", where="Prop. F.9 (F.104-F.112)", status="verified",
+        dict(id="prop_f9", where="Prop. F.9 (F.104-F.112)",
              what=r"Contrastive fine-tuning within $\lVert W - W^* \rVert_F \le \gamma$ raises the target's private "
                   r"weight to $\min(1, 1/\sqrt{T} + \gamma/\sqrt{s})$ and keeps the rest",
              claims=["f9_solution", "f9_private_weight", "f9_shared_kept", "f9_others_kept",
                      "finetune_reaches_specific"]),
-        dict(id="fig71", where="Sec. 7.3.1, Fig. 7.1, Table 7.1 (LP row)", status="reproduced on an analogue",
-             analogue=a, what="Adding pre-training sets lowers the target's linear-probe accuracy and raises the "
+        dict(id="fig71", where="Sec. 7.3.1, Fig. 7.1, Table 7.1 (LP row)", analogue=a,
+             what="Adding pre-training sets lowers the target's linear-probe accuracy and raises the "
                               "average over tasks (MoCo v2, CINIC-10 + SVHN + GTSRB + ImageNet32)",
              claims=["target_falls", "average_rises", "table71_lp_falls"]),
-        dict(id="fig71_text", where="Sec. 7.3.1 text vs Table 7.1", status="erratum",
-             claims=["fig71_text_vs_table71"], what=r"CIFAR-10 LP accuracy $88.5 \to 76.4$",
-             note=r"Table 7.1 prints $88.41 \to 75.64$"),
-        dict(id="fig73", where="Fig. 7.3, App. F.3.2, F.3.5", status="not attempted",
+        dict(id="fig71_text", where="Sec. 7.3.1 text vs Table 7.1", claims=["fig71_text_vs_table71"],
+             printed=r"CIFAR-10 LP accuracy $88.5 \to 76.4$",
+             correct=r"Table 7.1 prints $88.41 \to 75.64$"),
+        dict(id="fig73", where="Fig. 7.3, App. F.3.2, F.3.5",
              what="The trade-off for MoCo v2, NNCLR and SimSiam on three target tasks",
-             note="ResNet18 pre-training for 800 epochs on four image collections: out of reach on a CPU; the "
+             not_attempted="ResNet18 pre-training for 800 epochs on four image collections: out of reach on a CPU; the "
                   "notes' nonlinear InfoNCE prototype gave no clean trade-off, so no nonlinear analogue is built"),
-        dict(id="fig74", where="Fig. 7.4", status="not attempted",
-             what="The trade-off on ImageNet subsets (MoCo v3, SimSiam)", note="ImageNet pre-training: out of reach"),
-        dict(id="tables_f2_f3", where="Tables F.2, F.3", status="not attempted",
+        dict(id="fig74", where="Fig. 7.4", what="The trade-off on ImageNet subsets (MoCo v3, SimSiam)",
+             not_attempted="ImageNet pre-training: out of reach"),
+        dict(id="tables_f2_f3", where="Tables F.2, F.3",
              what="MoCo v3 LP accuracy on ImageNet-Bird / -Vehicle with 500 to 8k labels: the specific "
                   "pre-training's advantage shrinks with more labels",
-             note="ImageNet pre-training: out of reach; the linear model's version is drop_shrinks_with_m (Prop. "
+             not_attempted="ImageNet pre-training: out of reach; the linear model's version is drop_shrinks_with_m "
+                           "(Prop. "
                   "7.3)"),
-        dict(id="fig75", where="Sec. 7.3.2, Fig. 7.5", status="reproduced on an analogue", analogue=a,
+        dict(id="fig75", where="Sec. 7.3.2, Fig. 7.5", analogue=a,
              what="Linear CKA to the target-specific representation falls as pre-training sets are added; "
                   "representations from different tasks are dissimilar",
              claims=["cka_falls_with_tasks", *cka]),
-        dict(id="table72_ft_lp", where="Tables 7.1, 7.2", status="reproduced on an analogue", analogue=a,
+        dict(id="table72_ft_lp", where="Tables 7.1, 7.2", analogue=a,
              what="Fine-tuning beats linear probing on the universal representation",
              claims=[f"ft_beats_lp_T{t}" for t in reg20]),
-        dict(id="sec733_mechanism", where="Sec. 7.2.2, 7.3.3, Fig. F.8", status="reproduced on an analogue",
-             analogue=a, what="Contrastive regularisation highlights the task-specific (private) features",
+        dict(id="sec733_mechanism", where="Sec. 7.2.2, 7.3.3, Fig. F.8", analogue=a,
+             what="Contrastive regularisation highlights the task-specific (private) features",
              claims=[f"ours_raises_private_T{t}" for t in reg20]),
-        dict(id="table72_gain", where="Sec. 7.3.3, Tables 7.1, 7.2", status="not testable here",
+        dict(id="table72_gain", where="Sec. 7.3.3, Tables 7.1, 7.2",
              what="Contrastive regularisation beats fine-tuning by 0.4 to 4.8 points (0.7 to 1 on CIFAR-10)",
              claims=[f"ours_beats_ft_T{t}" for t in reg20],
              note="in the linear model fine-tuning already finds a near-optimal head; the source's regime (deep "
                   "encoders, real augmentations, fine-tuning far from optimal) is not simulated"),
-        dict(id="table_f9", where="Table F.9, App. F.3.4", status="reproduced on an analogue", analogue=a,
+        dict(id="table_f9", where="Table F.9, App. F.3.4", analogue=a,
              what="Contrastive regularisation, then a linear probe, beats the probe on the pre-trained "
                   "representation", claims=["finetune_improves_probe"]),
-        dict(id="table_f9_trend", where="Table F.9", status="not attempted",
+        dict(id="table_f9_trend", where="Table F.9",
              what="... and the gain grows as the pre-training data grow more diverse",
-             note="fine-tuning is run at $T = 4$ only; Table F.9's arithmetic: tablef9_gain_grows"),
-        dict(id="foundation_models", where="Sec. 7.3.3, Table 7.2", status="not attempted",
+             not_attempted="fine-tuning is run at $T = 4$ only; Table F.9's arithmetic: tablef9_gain_grows"),
+        dict(id="foundation_models", where="Sec. 7.3.3, Table 7.2",
              what="CLIP (ViT-L), MoCo v3 (ViT-B) and SimCSE (BERT) with contrastive regularisation",
-             note="no foundation-model weights or data here; Table 7.2 is carried as data (table72_range)"),
+             not_attempted="no foundation-model weights or data here; Table 7.2 is carried as data (table72_range)"),
     ]

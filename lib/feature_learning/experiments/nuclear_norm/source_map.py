@@ -4,79 +4,80 @@
 from __future__ import annotations
 
 # -- the source map (dissertation ch. 6, lines of 001_f43d5cd3f489e262.txt) -----------------------------------------
-_V, _A = "verified", "reproduced on an analogue"
 _ANALOGUES = ("a synthetic multi-domain task and the digits with an environmental block: ERM vs ERM-NU, MLP "
               "featurizers trained from scratch with batch $128 > 32$ features (Mixup and SWAD quoted, not run)")
 SOURCE_MAP = [
-    dict(id="lemma_6_1", where="Lemma 6.1 (L1803), App. E.1", status=_V,
+    dict(id="lemma_6_1", where="Lemma 6.1 (L1803), App. E.1",
          what=r"The ERM-$\ell_2$ optimum is block-constant, $0 < \beta < \alpha < 1/\sqrt{r}$, "
               r"$\alpha/\beta < 3/(4\gamma)$",
          claims=["l2_ratio_below_bound", "l2_ratio_above_one", "l2_beta_positive", "l2_alpha_below",
                  "block_constant_means", "block_constant_spread", "loss_facts", "moments_and_tails",
                  "ratio_boundary", "ratio_chain_grid"]),
-    dict(id="lemma_6_1_conditions", where="Lemma 6.1, (E.31), (E.41); Prop. 6.3", status="erratum",
-         what=r"$\gamma \in (3/\sqrt{r}, 1/2)$ and '$r > C$, $C < 20$'; the lemma omits the condition on $\lambda$ its "
+    dict(id="lemma_6_1_conditions", where="Lemma 6.1, (E.31), (E.41); Prop. 6.3",
+         printed=r"$\gamma \in (3/\sqrt{r}, 1/2)$ and '$r > C$, $C < 20$'; the lemma omits the condition on $\lambda$ "
+                 r"its "
               "proof uses",
-         claims=["ratio_boundary"], note=r"the interval for $\gamma$ is empty unless $r > 36$"),
-    dict(id="lemma_6_2", where="Lemma 6.2 (L1807), (E.42)-(E.44)", status=_V,
-         what="ERM-rank keeps only invariant features",
+         claims=["ratio_boundary"], correct=r"the interval for $\gamma$ is empty unless $r > 36$"),
+    dict(id="lemma_6_2", where="Lemma 6.2 (L1807), (E.42)-(E.44)", what="ERM-rank keeps only invariant features",
          claims=["rank_support_invariant", "rank_support_trained", "rank_ood_accuracy"]),
-    dict(id="prop_6_3_rank", where="Prop. 6.3 (L1811)", status=_V,
-         what="The ERM-rank optimum has OOD accuracy 100%", claims=["rank_ood_accuracy", "fin_iht_ood"]),
-    dict(id="prop_6_3_l2", where="Prop. 6.3 (L1811), (E.45)-(E.53)", status=_V,
+    dict(id="prop_6_3_rank", where="Prop. 6.3 (L1811)", what="The ERM-rank optimum has OOD accuracy 100%",
+         claims=["rank_ood_accuracy", "fin_iht_ood"]),
+    dict(id="prop_6_3_l2", where="Prop. 6.3 (L1811), (E.45)-(E.53)",
          what=r"The ERM-$\ell_2$ optimum has OOD accuracy at most $\exp(-r/10)$ when $d - r > r/\gamma^2$",
          claims=["l2_ood_bound", "l2_id_accuracy", "sweep_far_ood", "fin_l2_ood", "prop63_algebra"]),
-    dict(id="prop_6_3_hoeffding", where="Prop. 6.3 proof, (E.49)", status="erratum",
-         what="The Hoeffding denominator printed as $4d$", claims=["prop63_algebra"],
-         note=r"it is $9r/(16\gamma^2) + 4(d - r)$; still at most $5(d - r)$, so the bound $\exp(-r/10)$ stands"),
-    dict(id="eq_6_2_rank_surrogate", where="Sec. 6.2.2, eqs. (6.2)-(6.3)", status=_A,
+    dict(id="prop_6_3_hoeffding", where="Prop. 6.3 proof, (E.49)", printed="The Hoeffding denominator printed as $4d$",
+         claims=["prop63_algebra"],
+         correct=r"it is $9r/(16\gamma^2) + 4(d - r)$; still at most $5(d - r)$, so the bound $\exp(-r/10)$ stands"),
+    dict(id="eq_6_2_rank_surrogate", where="Sec. 6.2.2, eqs. (6.2)-(6.3)",
          what="The nuclear norm of the batch features (batch larger than $d$) acts as a rank penalty and drops the "
               "environmental features", claims=["fin_nu_big_batch", "fin_nu_small_batch"],
          analogue="the Sec. 6.4 re-weighting model trained with ERM-NU on finite samples"),
-    dict(id="fig_6_2", where="Fig. 6.2, Sec. 6.3.1 (L1683, L1735)", status="not testable here",
+    dict(id="fig_6_2", where="Fig. 6.2, Sec. 6.3.1 (L1683, L1735)",
          what="On the 2-D toy ERM is nearly perfect in distribution and reaches 0.76 out of distribution",
          claims=["toy_erm_ood"], note="the source gives no hyper-parameters, ERM's OOD accuracy depends on the "
                                      "training horizon, and the printed pair is impossible (toy_numbers)"),
-    dict(id="fig_6_3", where="Fig. 6.3, Sec. 6.3.1 (L1688, L1735)", status="not reproduced",
+    dict(id="fig_6_3", where="Fig. 6.3, Sec. 6.3.1 (L1688, L1735)",
          what="ERM-NU raises the toy's OOD accuracy from 0.76 to 0.94", claims=["toy_nu_helps"],
          note="with the notes' hyper-parameters ERM is already nearly perfect out of distribution and NU lowers it"),
-    dict(id="toy_numbers", where="Sec. 6.3.1 (L1735)", status="erratum",
-         what="The printed pair: ID accuracy nearly perfect, ERM's OOD accuracy 0.76",
+    dict(id="toy_numbers", where="Sec. 6.3.1 (L1735)",
+         printed="The printed pair: ID accuracy nearly perfect, ERM's OOD accuracy 0.76",
          claims=["toy_reported_consistent", "toy_formulas"],
-         note=r"OOD error $\le (7/3)$ ID error for every classifier, reading 'nearly perfect' as ID $\ge 0.95$ and "
+         correct=r"OOD error $\le (7/3)$ ID error for every classifier, reading 'nearly perfect' as ID $\ge 0.95$ and "
               r"$x_2 \mid y=-1$ as the mirror of $x_2 \mid y=1$ (the source states $y=1$ only): OOD 0.76 allows ID at "
               "most 0.897"),
-    dict(id="table_6_1", where="Table 6.1 (L1693-1712)", status="not attempted",
+    dict(id="table_6_1", where="Table 6.1 (L1693-1712)",
          what="ERM-NU is competitive with 20 methods on five DomainBed data sets",
-         note="DomainBed and ImageNet-pretrained ResNet-50 are not available offline (the analogues test Table 6.2)"),
-    dict(id="table_6_1_swap", where="Table 6.1 vs Table E.3", status="erratum",
-         what="Table 6.1's OfficeHome entries of Fishr and mDSDI", claims=["table_61_vs_e3"],
-         note="swapped relative to the per-domain Table E.3"),
-    dict(id="table_6_2", where="Table 6.2, Fig. 6.4 (L1758, L1883); Sec. 6.1", status=_A,
+         not_attempted="DomainBed and ImageNet-pretrained ResNet-50 are not available offline (the analogues test "
+                       "Table 6.2)"),
+    dict(id="table_6_1_swap", where="Table 6.1 vs Table E.3",
+         printed="Table 6.1's OfficeHome entries of Fishr and mDSDI", claims=["table_61_vs_e3"],
+         correct="swapped relative to the per-domain Table E.3"),
+    dict(id="table_6_2", where="Table 6.2, Fig. 6.4 (L1758, L1883); Sec. 6.1",
          what="NU improves ERM, Mixup and SWAD out of distribution while keeping ID accuracy",
          claims=["synthetic_nu_beats_erm", "digits_nu_beats_erm", "synthetic_id_unchanged", "digits_id_unchanged",
                  "domainbed_gain_ERM", "domainbed_gain_Mixup", "domainbed_gain_SWAD", "domainbed_all_gains"],
          analogue=_ANALOGUES),
-    dict(id="fig_6_5_inverted_u", where="Fig. 6.5 (2), Sec. 6.3.3 (L1770)", status=_A,
+    dict(id="fig_6_5_inverted_u", where="Fig. 6.5 (2), Sec. 6.3.3 (L1770)",
          what=r"OOD accuracy first rises, then falls as $\lambda$ grows",
          claims=["synthetic_nu_beats_erm", "digits_nu_beats_erm", "synthetic_collapse", "digits_collapse",
                  "fin_nu_too_strong"], analogue=_ANALOGUES + "; and the re-weighting model"),
-    dict(id="fig_6_5_stable_rank", where="Fig. 6.5 (1), Sec. 6.3.3 (L1770)", status="not reproduced",
+    dict(id="fig_6_5_stable_rank", where="Fig. 6.5 (1), Sec. 6.3.3 (L1770)",
          what=r"The stable rank of the OOD features decreases as $\lambda$ grows",
          claims=["synthetic_stable_rank_falls", "digits_stable_rank_falls"],
          note="in no seed does it fall along the whole grid: it rises past the cliff, where the features "
               r"collapse, and on the synthetic task at small $\lambda$"),
-    dict(id="fig_6_5_low_rank", where="Fig. 6.5 (3), Sec. 6.3.3 (L1770-1775)", status="not attempted",
+    dict(id="fig_6_5_low_rank", where="Fig. 6.5 (3), Sec. 6.3.3 (L1770-1775)",
          what="The stable rank of the OOD features is low (under 100 of 2048) and grows with the data's complexity",
-         note="shown in the analogues' table (a few of 32 dimensions), not asserted: no bound of the source scales to "
+         not_attempted="shown in the analogues' table (a few of 32 dimensions), not asserted: no bound of the source "
+                       "scales to "
               "a 32-dimensional featurizer"),
-    dict(id="stable_rank_definition", where="Sec. 6.3.3 (L1753)", status="erratum",
-         what=r"Stable rank printed as $\|M\|_F^2 / \|M\|_2$", claims=["stable_rank_definition"],
-         note=r"not scale-free; the chapter uses $\|M\|_F^2 / \|M\|_2^2$"),
-    dict(id="table_6_3", where="Table 6.3 (L1891)", status="not attempted",
+    dict(id="stable_rank_definition", where="Sec. 6.3.3 (L1753)",
+         printed=r"Stable rank printed as $\|M\|_F^2 / \|M\|_2$", claims=["stable_rank_definition"],
+         correct=r"not scale-free; the chapter uses $\|M\|_F^2 / \|M\|_2^2$"),
+    dict(id="table_6_3", where="Table 6.3 (L1891)",
          what="NU is competitive with CORAL and MIRO as a regulariser on top of SWAD",
-         note="SWAD, CORAL and MIRO are not run and DomainBed is not available offline"),
-    dict(id="conclusion_linear", where="Sec. 6.6 (L1829)", status=_V,
+         not_attempted="SWAD, CORAL and MIRO are not run and DomainBed is not available offline"),
+    dict(id="conclusion_linear", where="Sec. 6.6 (L1829)",
          what=r"In the linear setting rank regularisation beats ERM with $\ell_2$ regularisation out of distribution",
          claims=["rank_ood_accuracy", "l2_ood_bound", "fin_iht_ood", "fin_l2_ood"]),
 ]
