@@ -40,6 +40,7 @@ from feature_learning.book.claims import (
 )
 from feature_learning.book.display import glue_math, markdown_table
 from feature_learning.book.profiles import PROFILES, Run, by_profile, differences, start_run
+from feature_learning.book.provenance import run_provenance
 from feature_learning.plotting import legibility
 
 
@@ -154,6 +155,7 @@ class Chapter:
 
         for name, value in full_run_glue(self.stored_full_run()).items():
             self.glue(name, Markdown(value) if name == "full_run" else value)
+        self.ledger.meta["provenance"] = run_provenance(self.size, self.started, self.device)
         return self.ledger.finish()
 
     # -- what this run is -----------------------------------------------------------------------------------------
