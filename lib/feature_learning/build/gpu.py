@@ -106,14 +106,16 @@ def time_limit(record: dict | None, floor: float) -> float:
     return max(floor, 3.0 * seconds) if finished else floor
 
 
-def plan_table(chapters: list[str], stored: dict[str, dict], runs: list[tuple[str, str]]) -> str:
-    """Per chapter: the last stored run's seconds, peak GPU memory, device and date, and what happens now."""
+def plan_table(chapters: list[str], stored: dict[str, dict], runs: list[tuple[str, str]],
+               not_here: tuple[str, ...] = CPU_CHAPTERS) -> str:
+    """Per chapter: the last stored run's seconds, peak GPU memory, device and date, and what happens now (the
+    chapters ``not_here`` run on a CPU elsewhere)."""
     chosen = dict(runs)
     rows = ["| chapter | last run | seconds | peak GPU GB | on | written | now |", "|---|---|---|---|---|---|---|"]
     for chapter in chapters:
         rec = stored.get(chapter) or {}
         status = ("stopped" if rec.get("stopped") else "ok" if rec.get("ok") else "failed") if rec else "none"
-        now = ("CPU chapter: not run here" if chapter in CPU_CHAPTERS
+        now = ("CPU chapter: not run here" if chapter in not_here
                else f"run ({chosen[chapter]})" if chapter in chosen else "current")
         rows.append(f"| {chapter} | {status} | {rec.get('seconds', '')} | {rec.get('peak_gpu_gb', '')} | "
                     f"{rec.get('machine') or rec.get('device', '')} | {str(rec.get('written', ''))[:16]} | {now} |")
@@ -306,7 +308,15 @@ def main(argv: list[str] | None = None) -> int:
     stored = load_full_runs(results)
     digests = {c: current_digest(c, profile) for c in chapters}
     runs = select(chapters, stored, digests)
-    print(plan_table(chapters if args.dry_run else list(args.chapters or notebooks), stored, runs))
+    if args.dry_run:
+        print(plan_table(chapters, stored, runs, not_here=()))
+    else:
+        print(plan_table(list(args.chapters or notebooks), stored, runs))
+    last = [stored[c] for c, _ in runs if c in stored]
+    unfinished = sum(not r.get("ok") and not r.get("ledger") for r in last)
+    total = sum(r.get("seconds") or 0 for r in last)
+    print(f"to run, in this order: {' '.join(c for c, _ in runs) or 'none'}; their last stored runs took {total:.0f} s "
+          f"({total / 60:.0f} min) in all, {unfinished} of them stopped or crashed before the end", flush=True)
     if args.plan:
         return 0
     if not args.dry_run:
@@ -316,8 +326,7 @@ def main(argv: list[str] | None = None) -> int:
             print("make gpu: no CUDA device here (torch.cuda.is_available() is False); nothing run")
             return 0
     print(f"deadline {time.strftime('%H:%M:%S', time.localtime(deadline))} ({(deadline - now) / 60:.0f} min); "
-          f"{len(runs)} chapter(s) to run: {' '.join(c for c, _ in runs) or 'none'}; results into {results}",
-          flush=True)
+          f"results into {results}", flush=True)
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     ok = True
