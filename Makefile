@@ -79,7 +79,8 @@ test-cuda: $(STAMP)
 # at a time, each stopped at its own limit (SIGTERM, then SIGKILL 20 s later) and all by DEADLINE (a unix time, or
 # minutes from now); each record is stored into results/full as its run ends (feature_learning.build.gpu). It first
 # prints what each chapter's last stored run took and on what, and which will run. Where pip cannot install (no
-# network) it runs on the machine's own Python, which must have torch with CUDA, and says so.
+# network) it runs on the machine's own Python, which must have torch with CUDA, and says so. A copy of the tree without
+# its .git cannot name its commit for the records: give it as BOOK_COMMIT=<hash> in the environment.
 #   make gpu DEADLINE=55 [CHAPTERS="gemfilter contrastive"]   PLAN=1: only the table   DRY_RUN=1: the same path on
 #   the CPU (looped transformers at ci, into a temporary folder, never results/full), for CI
 gpu:

@@ -50,9 +50,12 @@ def test_a_cpu_runs_provenance_has_every_field_and_no_gpu_memory():
     assert out["commit"] is None or len(out["commit"]) == 40
 
 
-def test_without_nvidia_smi_there_are_no_gpu_processes_and_no_error(monkeypatch):
+def test_without_nvidia_smi_or_git_there_are_no_gpu_processes_no_commit_and_no_error(monkeypatch):
     def missing(*args, **kwargs):
         raise FileNotFoundError("nvidia-smi")
 
+    monkeypatch.delenv("BOOK_COMMIT", raising=False)
     monkeypatch.setattr(provenance.subprocess, "run", missing)
     assert provenance.gpu_processes() == [] and provenance.git_commit() is None
+    monkeypatch.setenv("BOOK_COMMIT", "6b7cde5")  # a copy of the tree without its history, sent with its commit
+    assert provenance.git_commit() == "6b7cde5"

@@ -21,7 +21,11 @@ from typing import Any
 
 
 def git_commit(folder: Path | None = None) -> str | None:
-    """The commit checked out where ``folder`` (default: this library's) lies; None outside a git checkout."""
+    """The commit checked out where ``folder`` (default: this library's) lies; None outside a git checkout.
+    ``BOOK_COMMIT`` overrides it: a copy of the working tree without its history (as sent to a lent GPU machine)
+    cannot say which commit it is, and whoever sent it can."""
+    if os.environ.get("BOOK_COMMIT"):
+        return os.environ["BOOK_COMMIT"]
     try:
         done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                               cwd=folder or Path(__file__).parent, timeout=10)
