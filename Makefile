@@ -81,15 +81,15 @@ test-cuda: $(STAMP)
 # prints what each chapter's last stored run took and on what, and which will run. Where pip cannot install (no
 # network) it runs on the machine's own Python, which must have torch with CUDA, and says so. A copy of the tree without
 # its .git cannot name its commit for the records: give it as BOOK_COMMIT=<hash> in the environment.
-#   make gpu DEADLINE=55 [CHAPTERS="gemfilter contrastive"]   PLAN=1: only the table   DRY_RUN=1: the same path on
-#   the CPU (looped transformers at ci, into a temporary folder, never results/full), for CI
+#   make gpu DEADLINE=55 [CHAPTERS="gemfilter contrastive"] [NO_SMOKE=1]   PLAN=1: only the table   DRY_RUN=1: the
+#   same path on the CPU (looped transformers at ci, into a temporary folder, never results/full), for CI
 gpu:
 	@if PIP_TIMEOUT=10 PIP_RETRIES=1 $(MAKE) --no-print-directory install; then py=$(CURDIR)/$(BIN)/python; \
 	else py=$$(command -v python3); echo "make gpu: could not install the pinned environment (no network?); using \
 	the machine's own Python $$py, $$($$py -c 'import torch; print("torch", torch.__version__, "CUDA", \
 	torch.cuda.is_available())' 2>&1 | tail -1)"; fi; \
 	PYTHONPATH=$(CURDIR)/lib $$py -m feature_learning.build.gpu $(if $(DRY_RUN),--dry-run) $(if $(PLAN),--plan) \
-		$(if $(DEADLINE),--deadline $(DEADLINE)) $(if $(CHAPTERS),--chapters $(CHAPTERS))
+		$(if $(DEADLINE),--deadline $(DEADLINE)) $(if $(CHAPTERS),--chapters $(CHAPTERS)) $(if $(NO_SMOKE),--no-smoke)
 
 # The HTML book from notebooks executed elsewhere (the ci run above, a seed sweep, a `full` run on a GPU cluster):
 #   make site FROM=<folder of executed notebooks> [CLAIMS=<folder of ledgers>] [SEED=0] [SITE=_build/site]

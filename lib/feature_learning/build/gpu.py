@@ -265,6 +265,21 @@ def finish(job: Job, notebook: Path, profile: str, out: Path, device: str, grace
                         seconds=job.seconds, stopped=job.stopped)
 
 
+def run_and_store(job: Job, notebook: Path, profile: str, out: Path, device: str, results: Path, grace: float,
+                  peaks: dict[str, int], root: Path) -> dict:
+    """Run one chapter's job to its end or its limit, and store its record (with its wall time, the peak GPU memory
+    sampled and its notebook without images) into ``results`` at once: a later deadline cannot lose it."""
+    job.start(root)
+    supervise([job], grace)
+    record = finish(job, notebook, profile, out, device, grace)
+    record["seconds"] = round(job.seconds, 1)
+    if job.name in peaks:
+        record["peak_gpu_gb"] = round(peaks[job.name] * 2**20 / 1e9, 1)
+    keep_full_runs([{**record, "notebook": str(out / notebook.stem / "seed0.ipynb")}], results, machine_line(device),
+                   profile=profile)
+    return record
+
+
 def machine_line(device: str) -> str:
     """The machine the runs ran on, for the stored records (no host name)."""
     import torch
@@ -336,7 +351,9 @@ def main(argv: list[str] | None = None) -> int:
             job = Job("smoke", [sys.executable, "-m", "feature_learning.build.cuda_smoke", "--jobs", "4", "--threads",
                                 str(max(1, threads // 4)), "--out", str(root / "_build" / "cuda-smoke")],
                       limit, threads, logs / "smoke.log")
-            if limit >= MIN_RUN:
+            if limit < MIN_RUN:
+                print(f"smoke: not started, {max(limit, 0):.0f} s left before the deadline")
+            else:
                 job.start(root)
                 supervise([job], args.grace)
                 print(job.log.read_text(errors="replace").strip()[-4000:])
@@ -352,14 +369,7 @@ def main(argv: list[str] | None = None) -> int:
             job = Job(f"{profile}:{chapter}", chapter_command(notebook, profile, out, device),
                       min(time_limit(stored.get(chapter), args.limit), left), threads, logs / f"{chapter}.log")
             print(f"{time.strftime('%H:%M:%S')} {chapter} ({reason}): started, limit {job.limit:.0f} s", flush=True)
-            job.start(root)
-            supervise([job], args.grace)
-            record = finish(job, notebook, profile, out, device, args.grace)
-            record["seconds"] = round(job.seconds, 1)
-            if job.name in peaks:
-                record["peak_gpu_gb"] = round(peaks[job.name] * 2**20 / 1e9, 1)
-            keep_full_runs([{**record, "notebook": str(out / chapter / "seed0.ipynb")}], results,
-                           machine_line(device), profile=profile)
+            record = run_and_store(job, notebook, profile, out, device, results, args.grace, peaks, root)
             stored_now.append(chapter)
             ok &= bool(record["ok"])
             print(f"{chapter}: {'ok' if record['ok'] else 'FAILED: ' + str(record['error'])}; stored in {results}",
