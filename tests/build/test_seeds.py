@@ -80,3 +80,27 @@ def test_a_run_stopped_by_sigterm_keeps_its_written_ledger_and_says_how_far_it_g
     assert record["progress"]["last_cell"]["code"] == "import time"
     time.sleep(0.5)
     assert kernels and not any(Path(f"/proc/{pid}").exists() for pid in kernels)
+
+
+def test_a_kept_full_run_carries_the_provenance_its_time_and_memory_and_how_far_it_got(tmp_path):
+    """The runner's own time and memory win; without them, those chapter.close() measured; a stopped run keeps its
+    progress; the executed notebook is kept without images beside the records."""
+    from feature_learning.build.seeds import keep_full_runs
+
+    provenance = {"sizes_digest": "abc", "wall_seconds": 250.0, "peak_gpu_gb": 12.5, "commit": "f6322b4"}
+    executed = tmp_path / "seed0.ipynb"
+    executed.write_text(json.dumps({"cells": [{"cell_type": "code", "outputs": [
+        {"data": {"application/papermill.e+image/png": "AAAA", "text/plain": "glued"}}]}]}))
+    done = {"chapter": "a", "profile": "full", "seed": 0, "ok": True, "error": None,
+            "ledger": {"claims": [], "provenance": provenance}, "notebook": str(executed)}
+    stopped = {"chapter": "b", "profile": "full", "seed": 0, "ok": False, "stopped": True, "seconds": 513,
+               "error": "stopped (SIGTERM) after 513 s", "ledger": None, "progress": {"cells_done": 13},
+               "notebook": str(tmp_path / "absent.ipynb")}
+    keep_full_runs([done, {**done, "chapter": "c", "seconds": 260.1, "peak_gpu_gb": 14.0}, stopped], tmp_path / "full")
+    a, b, c = (json.loads((tmp_path / "full" / f"{x}.json").read_text()) for x in "abc")
+    assert (a["seconds"], a["peak_gpu_gb"], a["provenance"]) == (250.0, 12.5, provenance)
+    assert (c["seconds"], c["peak_gpu_gb"]) == (260.1, 14.0)
+    assert b["stopped"] and b["progress"] == {"cells_done": 13} and "notebook" not in b and "provenance" not in b
+    kept = json.loads((tmp_path / "full" / a["notebook"]).read_text())
+    assert kept["cells"][0]["outputs"][0]["data"] == {"application/papermill.e+image/png": "(removed)",
+                                                      "text/plain": "glued"}

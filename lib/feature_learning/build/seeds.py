@@ -219,7 +219,7 @@ def run_one(notebook: Path, profile: str, seed: int, out: Path, root: Path | Non
             )
     except (Stopped, KeyboardInterrupt) as exc:
         stopped, done = True, getattr(exc, "done", None) or progress(executed)
-        error = stopped_error(f"stopped ({exc or type(exc).__name__})", time.perf_counter() - start, done)
+        error = stopped_error(f"stopped ({str(exc) or type(exc).__name__})", time.perf_counter() - start, done)
         for pid in descendants(os.getpid()):  # the kernel, still running its cell
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
