@@ -12,7 +12,7 @@ CI_NOTEBOOKS := _build/ci-notebooks
 # progress lines as chapters start and finish, failures listed at the end (feature_learning.build.execute).
 EXECUTE := $(BIN)/python -m feature_learning.build.execute run
 
-.PHONY: install book test test-cuda plan site pdf seeds lint benchmark clean
+.PHONY: install book test test-cuda gpu site pdf seeds lint benchmark clean
 
 # --no-compile: pip would byte-compile every installed module (about 20 s of a 67 s install on two cores, most of it
 # for modules no chapter imports); Python compiles what is imported, once, on first use.
@@ -74,11 +74,22 @@ test: $(STAMP) $(BROWSER_STAMP)
 test-cuda: $(STAMP)
 	$(BIN)/python -m feature_learning.build.cuda_smoke --jobs $(or $(JOBS),4)
 
-# Before renting a GPU: each chapter's `full` time and memory predicted on this machine's device from two cut-down
-# runs (feature_learning.build.plan; STEPS = the smallest step count of the first run, LIMIT = seconds per chapter).
-plan: $(STAMP)
-	$(BIN)/python -m feature_learning.build.plan --steps $(or $(STEPS),4) --limit $(or $(LIMIT),600) \
-		--json _build/plan.json $(if $(CHAPTERS),--chapters $(CHAPTERS))
+# On a machine with one GPU, one command for the time it is lent: the CUDA smoke of every chapter, then every chapter
+# whose stored `full` run (results/full) is missing, failing, stopped or of other sizes, longest-unverified first, one
+# at a time, each stopped at its own limit (SIGTERM, then SIGKILL 20 s later) and all by DEADLINE (a unix time, or
+# minutes from now); each record is stored into results/full as its run ends (feature_learning.build.gpu). It first
+# prints what each chapter's last stored run took and on what, and which will run. Where pip cannot install (no
+# network) it runs on the machine's own Python, which must have torch with CUDA, and says so. A copy of the tree without
+# its .git cannot name its commit for the records: give it as BOOK_COMMIT=<hash> in the environment.
+#   make gpu DEADLINE=55 [CHAPTERS="gemfilter contrastive"] [NO_SMOKE=1]   PLAN=1: only the table   DRY_RUN=1: the
+#   same path on the CPU (looped transformers at ci, into a temporary folder, never results/full), for CI
+gpu:
+	@if PIP_TIMEOUT=10 PIP_RETRIES=1 $(MAKE) --no-print-directory install; then py=$(CURDIR)/$(BIN)/python; \
+	else py=$$(command -v python3); echo "make gpu: could not install the pinned environment (no network?); using \
+	the machine's own Python $$py, $$($$py -c 'import torch; print("torch", torch.__version__, "CUDA", \
+	torch.cuda.is_available())' 2>&1 | tail -1)"; fi; \
+	PYTHONPATH=$(CURDIR)/lib $$py -m feature_learning.build.gpu $(if $(DRY_RUN),--dry-run) $(if $(PLAN),--plan) \
+		$(if $(DEADLINE),--deadline $(DEADLINE)) $(if $(CHAPTERS),--chapters $(CHAPTERS)) $(if $(NO_SMOKE),--no-smoke)
 
 # The HTML book from notebooks executed elsewhere (the ci run above, a seed sweep, a `full` run on a GPU cluster):
 #   make site FROM=<folder of executed notebooks> [CLAIMS=<folder of ledgers>] [SEED=0] [SITE=_build/site]

@@ -115,5 +115,5 @@ def test_a_chapter_package_is_the_experiments_layer():
     experiments = LAYERS["feature_learning.experiments"]
     assert layer("feature_learning.experiments.feature_emergence.sizes") == experiments
     assert layer("feature_learning.experiments.feature_emergence") == experiments
-    assert layer("feature_learning.build.plan") > experiments > layer("feature_learning.book.chapter")
+    assert layer("feature_learning.build.gpu") > experiments > layer("feature_learning.book.chapter")
     assert layer("feature_learning.measure.metrics") < layer("feature_learning.book.claims")

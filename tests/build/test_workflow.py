@@ -6,17 +6,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+from feature_learning.build.gpu import CPU_CHAPTERS
 from feature_learning.build.notebooks import toc_notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def dry_run(*config: str, options: tuple[str, ...] = ()) -> str:
+def dry_run(*config: str, options: tuple[str, ...] = ("--quiet", "rules")) -> str:
     bindir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
     result = subprocess.run(
         [str(Path(bindir) / "snakemake"), "-s", "workflow/Snakefile", "-d", str(ROOT), "-n", "--cores", "2",
-         "--quiet", "rules", "--forceall", *options, "--config", *config],
+         "--forceall", *options, "--config", *config],
         cwd=ROOT, env=env, capture_output=True, text=True,
     )
     assert result.returncode == 0, result.stderr[-2000:]
@@ -37,7 +38,7 @@ def test_empty_chapters_as_make_seeds_passes_them_means_every_chapter():
 
 def test_full_profile_on_gpus_is_planned_and_unknown_chapters_are_refused():
     assert "chapter_at_seed" in dry_run("profile=full", "seeds=0", "device=cuda", "gpus=1",
-                                        options=("--resources", "gpu=1"))
+                                        options=("--quiet", "rules", "--resources", "gpu=1"))
     bindir = str(Path(sys.executable).parent)
     result = subprocess.run(
         [str(Path(bindir) / "snakemake"), "-s", "workflow/Snakefile", "-d", str(ROOT), "-n", "--cores", "1",
@@ -69,9 +70,25 @@ def test_readmes_one_gpu_command_plans_every_chapter_once_one_gpu_job_at_a_time_
     chapters = len(toc_notebooks(ROOT))
     assert counts == {"chapter_at_seed": str(chapters), "summary": "1", "total": str(chapters + 1)}
     assert set(re.findall(r"seeds-full/\w+/seed(\d+)\.json", out)) == {"0"}
-    jobs = re.findall(r"rule chapter_at_seed:.*?threads: (\d+)\s+resources: ([^\n]*)", out, flags=re.S)
-    assert len(jobs) == chapters and all(int(t) > 1 and "gpu=1" in r for t, r in jobs)
+    jobs = re.findall(r"rule chapter_at_seed:.*?output: \S+/(\w+)/seed0\.json.*?threads: (\d+)\s+resources: ([^\n]*)",
+                      out, flags=re.S)
+    assert len(jobs) == chapters and all(int(t) > 1 for _, t, _ in jobs)
+    # the chapters that need no GPU hold none, so that they run beside the GPU jobs
+    assert {c for c, _, r in jobs if "gpu=0" in r} == set(CPU_CHAPTERS)
+    assert all("gpu=1" in r for c, _, r in jobs if c not in CPU_CHAPTERS)
     assert re.search(r"--resources gpu=1\b", command)  # the machine's one GPU: at most one job on it at a time
+
+
+def test_a_time_limit_wraps_each_run_so_that_it_is_told_to_stop_before_it_is_killed():
+    """`timeout=` makes every job's command `timeout --signal=TERM --kill-after=30 <s> python -m ... seeds run`: the
+    run gets SIGTERM first (it then writes its record) and keeps its exit status; without it, no limit."""
+    out = dry_run("profile=full", "seeds=0", "chapters=gemfilter looped_transformers", "device=cuda", "gpus=1",
+                  "timeout=900", options=("--resources", "gpu=1", "--printshellcmds"))
+    assert out.count("timeout --preserve-status --signal=TERM --kill-after=30 900 python -m feature_learning.build"
+                     ".seeds run") == 2
+    assert "looped_transformers.ipynb --profile full --seed 0 --out _build/seeds-full --device cpu" in out
+    assert "gemfilter.ipynb --profile full --seed 0 --out _build/seeds-full --device cuda" in out
+    assert "timeout" not in dry_run("seeds=0", "chapters=looped_transformers", options=("--printshellcmds",))
 
 
 def test_gpu_jobs_without_the_gpu_count_are_refused():

@@ -41,6 +41,7 @@ from feature_learning.book.claims import (
 )
 from feature_learning.book.display import glue_math, markdown_table
 from feature_learning.book.profiles import PROFILES, Run, by_profile, differences, start_run
+from feature_learning.book.provenance import run_provenance, sizes_digest
 from feature_learning.plotting import legibility
 
 
@@ -151,12 +152,15 @@ class Chapter:
         self.glue("chapter_seconds", time.perf_counter() - self.started)
         self.glue("chapter_minutes", f"{(time.perf_counter() - self.started) / 60:.1f}")
         self.glue("profile", self.profile)
-        self.ledger.attach_stored(full=self.stored_full_run(), sweep=stored_sweep())
+        full_sizes = (self.sizes_table or {}).get("full")
+        self.ledger.attach_stored(full=self.stored_full_run(), sweep=stored_sweep(),
+                                  sizes_digest=sizes_digest(full_sizes) if full_sizes is not None else None)
         self.glue("source_headline", source_headline(self.ledger.to_json()))
         from IPython.display import Markdown
 
         for name, value in full_run_glue(self.stored_full_run()).items():
             self.glue(name, Markdown(value) if name == "full_run" else value)
+        self.ledger.meta["provenance"] = run_provenance(self.size, self.started, self.device)
         return self.ledger.finish()
 
     # -- what this run is -----------------------------------------------------------------------------------------

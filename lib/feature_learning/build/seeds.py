@@ -4,7 +4,9 @@ The Snakemake workflow ``workflow/Snakefile`` (``make seeds``) calls the two com
 
 ``python -m feature_learning.build.seeds run --notebook book/chapters/.../x.ipynb --profile ci --seed 3 --out DIR``
     executes one chapter with papermill and writes ``DIR/x/seed3.json``: the chapter's claims ledger (if the
-    notebook got as far as writing it), the run's exit status and, if it failed, the error's last line.
+    notebook got as far as writing it, into ``DIR/x/seed3.claims/``, where it outlives the run), the run's exit
+    status, wall time and, if it failed or was stopped, the error's last line and how far the executed notebook
+    ``DIR/x/seed3.ipynb`` got.
 
 ``python -m feature_learning.build.seeds summarize DIR/*/seed*.json --out DIR/summary.json``
     gathers those records: for each chapter and claim id, each seed's status and measured value, and the share of
@@ -26,12 +28,14 @@ import contextlib
 import datetime as _dt
 import json
 import os
-import subprocess
-import tempfile
+import shutil
+import signal
+import threading
 import time
 from pathlib import Path
 
 from feature_learning.book.claims import ACCEPTED, full_runs_dir, project_root
+from feature_learning.book.provenance import git_commit
 from feature_learning.book.status import FAILING_DISTANCE_SDS, failing_distances
 
 
@@ -69,50 +73,166 @@ def claimed_gpu(device: str, locks: Path):
         time.sleep(5)
 
 
-def run_one(notebook: Path, profile: str, seed: int, out: Path, root: Path | None = None,
-            device: str | None = None) -> dict:
-    """Execute ``notebook`` at ``profile`` and ``seed`` (and ``device``, if given); write and return its record
-    (ledger + exit status) and the executed notebook beside it."""
-    import papermill
+class Stopped(BaseException):
+    """A run told to stop (SIGTERM, from a time limit), with how far its notebook had got (:func:`progress`) when
+    the signal came: papermill then marks the interrupted cell completed, so the notebook it saves cannot say.
+    Not an ``Exception``: no handler between the signal and :func:`run_one` (papermill's, nbclient's) may take it
+    for a failed cell."""
 
-    root = root or project_root()
+    def __init__(self, signal_name: str, done: dict | None):
+        super().__init__(signal_name)
+        self.done = done
+
+
+@contextlib.contextmanager
+def stop_on_sigterm(executed: Path):
+    """Within the block, SIGTERM raises :class:`Stopped` in the main thread (elsewhere signals cannot be caught),
+    carrying the progress of the notebook ``executed`` as papermill last saved it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise Stopped(signal.Signals(signum).name, progress(executed))
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every living process below ``pid`` (from ``/proc``; empty where there is none). A papermill kernel starts in
+    its own session, so a signal to the run's process group does not reach it: it has to be found by ancestry."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(stat.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        below = children.get(todo.pop(), [])
+        out += below
+        todo += below
+    return out
+
+
+def claims_folder(out: Path, chapter: str, seed: int) -> Path:
+    """Where a run's ledger is written (``BOOK_CLAIMS_DIR``): beside its record, so that a ledger written by
+    ``chapter.close()`` survives the run however it ends."""
+    return out / chapter / f"seed{seed}.claims"
+
+
+def progress(executed: Path) -> dict | None:
+    """How far an executed (possibly partial) notebook got, from papermill's per-cell metadata: the code cells done
+    of the total, the seconds of each one done, and the cell that was running or failed (its number among the code
+    cells, first line of code and seconds). None if there is no readable notebook."""
+    try:
+        cells = [c for c in json.loads(executed.read_text())["cells"] if c["cell_type"] == "code"]
+    except (OSError, ValueError, KeyError):
+        return None
+    meta = [c.get("metadata", {}).get("papermill", {}) for c in cells]
+    # papermill marks the cells it never reached "completed" too when a run is interrupted; those have no duration
+    done = [m for m in meta if m.get("status") == "completed" and m.get("duration") is not None]
+    out = {"cells_done": len(done), "cells_total": len(cells),
+           "cell_seconds": [round(m["duration"], 1) for m in done]}
+    for number, (cell, m) in enumerate(zip(cells, meta, strict=True), start=1):
+        if m.get("status") in ("running", "failed"):
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            lines = [line for line in source.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+            seconds = m["duration"] if m.get("duration") is not None else _since(m.get("start_time"))
+            out["last_cell"] = {"number": number, "status": m["status"], "code": (lines or [""])[0][:120],
+                                "seconds": round(seconds, 1)}
+            break
+    return out
+
+
+def _since(iso: str | None) -> float:
+    """Seconds from papermill's ``start_time`` (UTC, with or without its offset) to now; 0 if unknown."""
+    try:
+        then = _dt.datetime.fromisoformat(str(iso))
+    except ValueError:
+        return 0.0
+    then = then if then.tzinfo else then.replace(tzinfo=_dt.timezone.utc)
+    return max(0.0, (_dt.datetime.now(_dt.timezone.utc) - then).total_seconds())
+
+
+def stopped_error(reason: str, seconds: float, done: dict | None) -> str:
+    """One line on a run that did not finish: why, after how long, how far it got and where it was."""
+    text = f"{reason} after {seconds:.0f} s"
+    if done:
+        text += f": {done['cells_done']} of {done['cells_total']} code cells done"
+        last = done.get("last_cell")
+        if last:
+            text += f"; {last['seconds']:.0f} s into code cell {last['number']} ({last['code']})"
+    return text
+
+
+def write_record(notebook: Path, profile: str, seed: int, out: Path, device: str | None, *, error: str | None,
+                 seconds: float, stopped: bool = False, done: dict | None = None) -> dict:
+    """Write and return a run's record (``<out>/<chapter>/seed<k>.json``): its exit status and error, wall time, the
+    ledger if the notebook wrote it (with the provenance ``chapter.close()`` put in it), and for a run that did not
+    finish, how far it got (``done``, else read from its executed notebook). Called by the run itself, or by
+    whoever stopped or outlived it."""
     chapter = notebook.stem
     record_path = out / chapter / f"seed{seed}.json"
-    record_path.parent.mkdir(parents=True, exist_ok=True)
-    executed = record_path.with_suffix(".ipynb")
-    with tempfile.TemporaryDirectory() as claims:
-        previous = os.environ.get("BOOK_CLAIMS_DIR")
-        os.environ["BOOK_CLAIMS_DIR"] = claims
-        error = None
-        parameters = {"profile": profile, "seed": seed, **({"device": device} if device else {})}
-        try:
-            with claimed_gpu(device or "auto", root / "_build" / ".gpu-locks"):
-                papermill.execute_notebook(
-                    str(root / notebook), str(executed), parameters=parameters,
-                    cwd=str((root / notebook).parent), progress_bar=False, log_output=False,
-                )
-        except Exception as exc:  # a failed claim raises ClaimFailed inside the notebook: recorded, not fatal
-            error = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:500]
-        finally:
-            if previous is None:
-                os.environ.pop("BOOK_CLAIMS_DIR", None)
-            else:
-                os.environ["BOOK_CLAIMS_DIR"] = previous
-        ledger_file = Path(claims) / f"{chapter}.json"
-        ledger = json.loads(ledger_file.read_text()) if ledger_file.exists() else None
+    ledger_file = claims_folder(out, chapter, seed) / f"{chapter}.json"
+    ledger = json.loads(ledger_file.read_text()) if ledger_file.exists() else None
     record = {"chapter": chapter, "profile": profile, "seed": seed, "device": device or "auto", "ok": error is None,
-              "error": error, "ledger": ledger}
+              "error": error, "seconds": round(seconds, 1), "ledger": ledger}
+    if ledger and ledger.get("provenance"):
+        record["provenance"] = ledger["provenance"]
+    if stopped:
+        record["stopped"] = True
+    if error is not None:
+        record["progress"] = done or progress(record_path.with_suffix(".ipynb"))
+    record_path.parent.mkdir(parents=True, exist_ok=True)
     record_path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     return record
 
 
-def _commit() -> str | None:
-    """The checked-out commit of the repository the sweep ran in (None outside a git checkout)."""
+def run_one(notebook: Path, profile: str, seed: int, out: Path, root: Path | None = None,
+            device: str | None = None) -> dict:
+    """Execute ``notebook`` at ``profile`` and ``seed`` (and ``device``, if given); write and return its record
+    (:func:`write_record`), with the executed notebook and the ledger's folder beside it. SIGTERM stops the run:
+    papermill keeps the partial notebook, the kernel is ended, and the record says the run was stopped and where."""
+    import papermill
+
+    root = root or project_root()
+    chapter = notebook.stem
+    claims = claims_folder(out, chapter, seed)
+    executed = out / chapter / f"seed{seed}.ipynb"
+    shutil.rmtree(claims, ignore_errors=True)  # a ledger or notebook left by an earlier run must not be read as ours
+    executed.unlink(missing_ok=True)
+    claims.mkdir(parents=True)
+    previous = os.environ.get("BOOK_CLAIMS_DIR")
+    os.environ["BOOK_CLAIMS_DIR"] = str(claims.resolve())
+    error, done, stopped, start = None, None, False, time.perf_counter()
+    parameters = {"profile": profile, "seed": seed, **({"device": device} if device else {})}
     try:
-        done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent)
-    except OSError:
-        return None
-    return (done.stdout.strip() or None) if done.returncode == 0 else None
+        with stop_on_sigterm(executed), claimed_gpu(device or "auto", root / "_build" / ".gpu-locks"):
+            papermill.execute_notebook(
+                str(root / notebook), str(executed), parameters=parameters,
+                cwd=str((root / notebook).parent), progress_bar=False, log_output=False,
+            )
+    except (Stopped, KeyboardInterrupt) as exc:
+        stopped, done = True, getattr(exc, "done", None) or progress(executed)
+        error = stopped_error(f"stopped ({str(exc) or type(exc).__name__})", time.perf_counter() - start, done)
+        for pid in descendants(os.getpid()):  # the kernel, still running its cell
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    except Exception as exc:  # a failed claim raises ClaimFailed inside the notebook: recorded, not fatal
+        error = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:500]
+    finally:
+        if previous is None:
+            os.environ.pop("BOOK_CLAIMS_DIR", None)
+        else:
+            os.environ["BOOK_CLAIMS_DIR"] = previous
+    return write_record(notebook, profile, seed, out, device, error=error, seconds=time.perf_counter() - start,
+                        stopped=stopped, done=done)
 
 
 def summarize(records: list[dict]) -> dict:
@@ -145,7 +265,7 @@ def summarize(records: list[dict]) -> dict:
         )
     return {
         "written": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "commit": _commit(),
+        "commit": git_commit(),
         "all_hold": all(c["all_hold"] for c in chapters.values()),
         "chapters": chapters,
     }
@@ -161,30 +281,58 @@ def load_summary(path: Path | None = None) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def keep_full_runs(records: list[dict], out: Path, machine: str | None = None) -> list[Path]:
+def strip_images(nb: dict) -> dict:
+    """An executed notebook without its images (glued ones included): its text outputs and papermill's per-cell
+    timings kept, so that a ``full`` run's notebook can be stored in the repository."""
+    for cell in nb.get("cells", []):
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            for mime in [m for m in data if "image/" in m]:
+                data[mime] = "(removed)"
+    return nb
+
+
+def keep_full_runs(records: list[dict], out: Path, machine: str | None = None, profile: str = "full") -> list[Path]:
     """Store the ledgers of ``full``-profile runs in the repository (``results/full/<chapter>.json``), separate from
     the ``ci`` and ``book`` ledgers of the build folders: for each chapter its latest record (the run's device, date,
     exit status and error, and its ledger if the notebook got as far as writing it). The reproduction report shows
     them per chapter. ``machine`` (e.g. "NVIDIA H100 80GB HBM3, 16 cores") is stored beside the device, and the run's
-    ``seconds`` and ``peak_gpu_gb`` where its record has them (chapters paste them in their full sections); a record
-    with ``"stopped": true`` is a run stopped unfinished (at a time limit), its ``error`` saying how far it got."""
+    ``seconds`` and ``peak_gpu_gb`` where its record or its ledger's provenance has them (chapters paste them in
+    their full sections), with the provenance itself; a record with ``"stopped": true`` is a run stopped unfinished
+    (at a time limit), its ``error`` and ``progress`` saying how far it got. A record's ``notebook`` (the path of its
+    executed notebook) is kept without images as ``notebooks/<chapter>.ipynb`` beside the records. Records of other
+    profiles are left out (``profile`` names another only for a dry run of the storing, at ``ci``)."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for rec in records:
-        if rec.get("profile") != "full":
+        if rec.get("profile") != profile:
             continue
         ledger = rec.get("ledger") or {}
-        entry = {"chapter": rec["chapter"], "profile": "full", "seed": rec["seed"], "ok": rec["ok"],
+        provenance = ledger.get("provenance") or rec.get("provenance")
+        entry = {"chapter": rec["chapter"], "profile": profile, "seed": rec["seed"], "ok": rec["ok"],
                  "error": rec.get("error"), "device": ledger.get("device", rec.get("device")),
                  "written": ledger.get("written") or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                  "ledger": rec.get("ledger")}
         if machine or rec.get("machine"):
             entry["machine"] = machine or rec.get("machine")
-        for key in ("seconds", "peak_gpu_gb"):  # where the run's record has them (e.g. from a GPU session's log)
-            if rec.get(key) is not None:
-                entry[key] = rec[key]
+        # the runner's measurement first (it spans the whole process), else the one chapter.close() made
+        for key, measured in (("seconds", "wall_seconds"), ("peak_gpu_gb", "peak_gpu_gb")):
+            value = rec[key] if rec.get(key) is not None else (provenance or {}).get(measured)
+            if value is not None:
+                entry[key] = value
         if rec.get("stopped"):
             entry["stopped"] = True
+        if rec.get("progress"):
+            entry["progress"] = rec["progress"]
+        if provenance:
+            entry["provenance"] = provenance
+        executed = Path(rec["notebook"]) if rec.get("notebook") else None
+        if executed and executed.exists():
+            kept = out / "notebooks" / f"{rec['chapter']}.ipynb"
+            kept.parent.mkdir(exist_ok=True)
+            kept.write_text(json.dumps(strip_images(json.loads(executed.read_text())), indent=1,
+                                       ensure_ascii=False) + "\n")
+            entry["notebook"] = f"notebooks/{kept.name}"
         path = out / f"{rec['chapter']}.json"
         path.write_text(json.dumps(entry, indent=1, ensure_ascii=False) + "\n")
         written.append(path)
@@ -251,8 +399,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(lines + [f"{len(new.get('ledger', new)['claims'])} claims compared; {len(lines)} differences"]))
         return 1 if lines else 0
     if args.command == "keep-full":
-        paths = keep_full_runs([json.loads(p.read_text()) for p in args.records],
-                               args.out or project_root() / "results" / "full", args.machine)
+        records = [{**json.loads(p.read_text()), "notebook": str(p.with_suffix(".ipynb"))} for p in args.records]
+        paths = keep_full_runs(records, args.out or project_root() / "results" / "full", args.machine)
         print("\n".join(str(p) for p in paths) or "no full-profile records given")
         return 0
     if args.command == "check":
