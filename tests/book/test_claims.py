@@ -545,24 +545,27 @@ def _sweep(per_claim, seeds=6, relation=None):
 
 def test_a_result_is_graded_at_each_profile_and_by_its_most_faithful_run():
     """Passing at ci but failing at full is "below the source's scale only"; a record whose claim was stored with
-    another test, or with other sizes, grades nothing; no record: "not run at the source's scale yet"."""
+    another test (its kind, its relation's form or a revision), or with other sizes, grades nothing; no record: "not
+    run at the source's scale yet". A stored claim is regraded from what it measured under today's declarations."""
     from feature_learning.book import status as st
 
     led = ledger()
     led.at_least("r", "s", "w", kind=R, measured=0.95, bound=0.9, null=CHANCE)
     led.source("fig", "Fig 1", "x", ["r"], analogue="a toy")
     claims = led.to_json(graded=False)["claims"]
-    failing = [{**claims[0], "status": STATUS_FAIL}]
-    passing = [{**claims[0]}]
+    failing = [{**claims[0], "status": STATUS_FAIL, "passed": False, "measured": 0.8, "margin": -0.1}]
+    passing = [{**claims[0], "relation": "ours ≥ 0.85"}]  # a bound from the run's own spread: the same test
     led.attach_stored(full=_full_record(failing))
     (entry,) = led.to_json()["sources"]
     assert entry["statuses"]["ci"] == "reproduced on an analogue" and entry["statuses"]["full"] == "FAIL"
     assert entry["verdict"] == st.BELOW_ONLY
     led.attach_stored(full=_full_record(passing))
     assert led.to_json()["sources"][0]["verdict"] == st.AT_SCALE
-    changed = [{**claims[0], "relation": "ours ≥ 0.5"}]
-    led.attach_stored(full=_full_record(changed))
-    (entry,) = led.to_json()["sources"]
+    revised = ledger()
+    revised.at_least("r", "s", "w", kind=R, measured=0.95, bound=0.9, null=CHANCE, revised="0.8 -> 0.9 after seed 3")
+    revised.source("fig", "Fig 1", "x", ["r"], analogue="a toy")
+    revised.attach_stored(full=_full_record(passing))
+    (entry,) = revised.to_json()["sources"]
     assert entry["verdict"] == st.NOT_RUN_AT_SCALE
     assert "predates the present form of r" in entry["statuses"]["full_note"]
     led.attach_stored(full=_full_record(passing, provenance={"sizes_digest": "old"}), sizes_digest="new")
@@ -571,6 +574,20 @@ def test_a_result_is_graded_at_each_profile_and_by_its_most_faithful_run():
     assert "stopped unfinished: at 513 s" in led.to_json()["sources"][0]["statuses"]["full_note"]
     html = source_map_html(led.to_json())
     assert "<code>ci</code> reproduced on an analogue" in html and "<code>full</code> not run" in html
+
+
+def test_a_stored_claim_is_regraded_under_the_present_declarations():
+    """A record made when a claim was declared not reproduced, and that passed there, reads FAIL as stored; declared
+    now as holding only at the source's scale, the same measurement is a pass at full."""
+    from feature_learning.book.status import regrade
+
+    stored = {"status": STATUS_UNEXPECTED_PASS, "passed": True, "margin": 1.9, "se": 0.07}
+    assert regrade(stored, {"source_scale_only": "budget"}, True) == STATUS_PASS
+    assert regrade(stored, {"not_reproduced": "why"}, True) == STATUS_UNEXPECTED_PASS
+    assert regrade({**stored, "margin": 0.1}, {}, True) == STATUS_NOISE
+    assert regrade({"status": STATUS_INCONCLUSIVE, "passed": False, "margin": -1}, {}, False) == STATUS_FAIL
+    assert regrade({"status": STATUS_NULL_PASSES, "passed": True}, {}, True) == STATUS_NULL_PASSES
+    assert regrade({"status": "pass"}, {}, True) == "pass", "a record rebuilt from a notebook keeps its status"
 
 
 def test_a_result_that_holds_only_at_the_source_scale_says_so():

@@ -806,6 +806,7 @@ STATUS_CLASSES = {
     "reproduced at the source's scale, not below it": "pass",
     "reproduced below the source's scale only": "not-reproduced",
     "reproduced below the source's scale; not run at the source's scale yet": "inconclusive",
+    "not reproduced below the source's scale; not run at the source's scale yet": "not-reproduced",
     "verified below the source's scale only": "not-reproduced",
     "not reproduced": "not-reproduced",
     "not reproduced at this scale": "not-reproduced",

@@ -23,6 +23,7 @@ record and a sweep.
 from __future__ import annotations
 
 import collections
+import re
 import statistics
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -61,8 +62,10 @@ AT_SCALE = "reproduced at the source's scale"
 AT_SCALE_ONLY = "reproduced at the source's scale, not below it"
 BELOW_ONLY = "reproduced below the source's scale only"
 NOT_RUN_AT_SCALE = "reproduced below the source's scale; not run at the source's scale yet"
+FAILS_BELOW_NOT_RUN = "not reproduced below the source's scale; not run at the source's scale yet"
 VERIFIED_BELOW_ONLY = "verified below the source's scale only"
-VERDICTS = (AT_SCALE, AT_SCALE_ONLY, BELOW_ONLY, NOT_RUN_AT_SCALE, VERIFIED, VERIFIED_BELOW_ONLY, NOT_REPRODUCED,
+VERDICTS = (AT_SCALE, AT_SCALE_ONLY, BELOW_ONLY, NOT_RUN_AT_SCALE, FAILS_BELOW_NOT_RUN, VERIFIED, VERIFIED_BELOW_ONLY,
+            NOT_REPRODUCED,
             INCONCLUSIVE, NOT_TESTABLE, NOT_ATTEMPTED, FAILING)
 
 PROFILES = ("ci", "book", "full")
@@ -127,23 +130,30 @@ def erratum_status(erratum: Mapping[str, Any], claims: Mapping[str, Mapping[str,
 
 
 # -- the seed sweep -------------------------------------------------------------------------------------------------
-def sweep_claims(sweep_chapter: Mapping[str, Any]) -> dict[str, dict[str, dict]]:
-    """A swept chapter's claims per seed: ``{seed: {claim id: {"status", "kind", "relation"}}}``."""
+def sweep_claims(sweep_chapter: Mapping[str, Any],
+                 current: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, dict[str, dict]]:
+    """A swept chapter's claims per seed: ``{seed: {claim id: {"status", "kind", "relation"}}}``; with ``current``
+    (this run's claims by id) each seed's status is regraded under the present declarations (:func:`regrade`)."""
     seeds: dict[str, dict[str, dict]] = {str(s): {} for s in sweep_chapter.get("seeds", [])}
+    below = sweep_chapter.get("profile", "ci") != SOURCE_SCALE
     for cid, entry in sweep_chapter.get("claims", {}).items():
         for seed, value in entry.get("per_seed", {}).items():
-            seeds.setdefault(seed, {})[cid] = {"status": value["status"], "kind": entry.get("kind"),
+            status = value["status"]
+            if current is not None and cid in current:
+                status = regrade(value, current[cid], not below)
+            seeds.setdefault(seed, {})[cid] = {"status": status, "kind": entry.get("kind"),
                                                "relation": value.get("relation", entry.get("relation"))}
     return seeds
 
 
-def sweep_status(entry: Mapping[str, Any], sweep_chapter: Mapping[str, Any] | None) -> dict | None:
+def sweep_status(entry: Mapping[str, Any], sweep_chapter: Mapping[str, Any] | None,
+                 current: Mapping[str, Mapping[str, Any]] | None = None) -> dict | None:
     """The result's status at each seed of the sweep, gathered: ``{"status", "rate": [seeds where it holds, seeds],
     "profile"}``; the status is the common one when every seed agrees, else inconclusive. None when the chapter was
     not swept or a carrying claim is missing at some seed (the sweep predates it)."""
     if not sweep_chapter:
         return None
-    per_seed = [entry_status(entry, claims) for claims in sweep_claims(sweep_chapter).values()]
+    per_seed = [entry_status(entry, claims) for claims in sweep_claims(sweep_chapter, current).values()]
     if not per_seed or any(s is None for s in per_seed):
         return None
     held = sum(s in HOLDS for s in per_seed)
@@ -177,12 +187,48 @@ def sweep_knows_noise(claim_id: str, sweep_chapter: Mapping[str, Any] | None) ->
 
 
 # -- the stored full record ----------------------------------------------------------------------------------------
-def _same_test(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Two records of a claim test the same thing: the same kind and relation (spacing and math delimiters aside)."""
-    def norm(text: Any) -> str:
-        return "".join(str(text or "").replace("$", "").split())
+_TEX = (("\\ne", "≠"), ("!=", "≠"), ("\\geq", "≥"), ("\\ge", "≥"), (">=", "≥"), ("\\leq", "≤"), ("\\le", "≤"),
+        ("<=", "≤"), ("\\to", "→"), ("->", "→"), ("\\infty", "∞"), ("oo", "∞"), ("\\lvert", "|"), ("\\rvert", "|"),
+        ("\\mathrm", ""), ("\\operatorname", ""), ("\\,", ""), ("==", "="), ("-", "−"))
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d*)?(?:e[−-]?\d+)?")
 
-    return a.get("kind") == b.get("kind") and norm(a.get("relation")) == norm(b.get("relation"))
+
+def test_form(claim: Mapping[str, Any]) -> tuple:
+    """What identifies a claim's test across runs: its kind, its relation with the math markup and the numbers taken
+    out (a tolerance of a few standard errors or a window from the run's own spread is the same test at every size),
+    and its revision note (a pre-registered change of bound, checkpoint or size says so there)."""
+    def norm(text: Any) -> str:
+        text = str(text or "").replace("$", "")
+        for tex, plain in _TEX:
+            text = text.replace(tex, plain)
+        text = "".join(ch for ch in text if ch not in "{}\\ ")
+        return _NUMBER.sub("#", text)
+
+    return claim.get("kind"), norm(claim.get("relation")), norm(claim.get("revised"))
+
+
+def regrade(stored: Mapping[str, Any], current: Mapping[str, Any], at_source_scale: bool) -> str:
+    """A stored claim's status under the claim's present declarations, from what the stored run measured (its test's
+    outcome, its distance from the bound and standard error): a record made before a declaration changed is graded by
+    the rule that holds now. A failure of the null or of the training guard stands as stored."""
+    if current.get("not_testable"):
+        return STATUS_NOT_TESTABLE
+    if stored.get("status") in (STATUS_NULL_PASSES, STATUS_NO_NULL, STATUS_UNTRAINED, STATUS_NOT_TESTABLE):
+        return stored["status"]
+    passed = bool(stored.get("passed"))
+    se, margin = stored.get("se"), stored.get("margin")
+    noisy = isinstance(se, (int, float)) and isinstance(margin, (int, float)) and abs(margin) < NOISE_SES * se
+    if "passed" not in stored:  # a record rebuilt from an executed notebook keeps only the status
+        return stored.get("status", STATUS_FAIL)
+    if current.get("inconclusive"):
+        return STATUS_INCONCLUSIVE
+    if noisy:
+        return STATUS_NOISE
+    if current.get("source_scale_only") and not at_source_scale:
+        return STATUS_PASS if passed else STATUS_BELOW_SCALE
+    if current.get("not_reproduced"):
+        return STATUS_UNEXPECTED_PASS if passed else STATUS_NOT_REPRODUCED
+    return STATUS_PASS if passed else STATUS_FAIL
 
 
 def full_status(entry: Mapping[str, Any], current: Mapping[str, Mapping[str, Any]], record: Mapping[str, Any] | None,
@@ -203,10 +249,11 @@ def full_status(entry: Mapping[str, Any], current: Mapping[str, Mapping[str, Any
     if sizes_digest and stored_digest and stored_digest != sizes_digest:
         return None, f"the stored run of {when} used other `full` sizes than the chapter's present ones"
     stored = {c["id"]: c for c in ledger.get("claims", [])}
-    changed = [cid for cid in entry["claims"] if cid not in stored or not _same_test(stored[cid], current[cid])]
+    changed = [cid for cid in entry["claims"] if cid not in stored or test_form(stored[cid]) != test_form(current[cid])]
     if changed:
         return None, f"the stored run of {when} predates the present form of {', '.join(changed)}"
-    return entry_status(entry, stored), ""
+    graded = {cid: {**stored[cid], "status": regrade(stored[cid], current[cid], True)} for cid in entry["claims"]}
+    return entry_status(entry, graded), ""
 
 
 # -- per profile and the verdict --------------------------------------------------------------------------------------
@@ -219,7 +266,7 @@ def profile_statuses(entry: Mapping[str, Any], ledger: Mapping[str, Any], full: 
     profile = ledger.get("profile")
     out: dict[str, Any] = {p: None for p in PROFILES}
     out[profile] = entry_status(entry, current)
-    seeds = sweep_status(entry, sweep_chapter)
+    seeds = sweep_status(entry, sweep_chapter, current)
     out["seeds"] = seeds
     if seeds is not None and out.get(seeds["profile"]) is None:
         out[seeds["profile"]] = seeds["status"]
@@ -249,6 +296,8 @@ def verdict(statuses: Mapping[str, Any]) -> str:
         return NOT_RUN_AT_SCALE
     if full is None and verified_below:
         return VERIFIED
+    if full is None and NOT_AT_THIS_SCALE in below and not {FAILING, NOT_REPRODUCED} & set(below):
+        return FAILS_BELOW_NOT_RUN
     if full in (FAILING, NOT_REPRODUCED, NOT_AT_THIS_SCALE, INCONCLUSIVE):
         if reproduced_below:
             return BELOW_ONLY
@@ -285,7 +334,10 @@ def source_headline(*ledgers: Mapping[str, Any]) -> str:
     at_scale = counts[AT_SCALE] + counts[AT_SCALE_ONLY]
     head = (f"{at_scale} of {total} results reproduced at the source's scale ({counts['analogue']} on analogues"
             + (f", {counts[AT_SCALE_ONLY]} not below it" if counts[AT_SCALE_ONLY] else "") + "), "
-            f"{counts[BELOW_ONLY]} only below it, {counts[NOT_RUN_AT_SCALE]} not run at the source's scale yet, "
+            f"{counts[BELOW_ONLY]} only below it, "
+            f"{counts[NOT_RUN_AT_SCALE] + counts[FAILS_BELOW_NOT_RUN]} not run at the source's scale yet"
+            + (f" ({counts[FAILS_BELOW_NOT_RUN]} of them failing below it)" if counts[FAILS_BELOW_NOT_RUN] else "")
+            + ", "
             f"{counts[VERIFIED]} theorem verification{'' if counts[VERIFIED] == 1 else 's'}")
     rest = [(counts[VERIFIED_BELOW_ONLY], "verified below the source's scale only"),
             (counts[NOT_REPRODUCED], "not reproduced"), (counts[INCONCLUSIVE], "inconclusive"),
