@@ -32,6 +32,7 @@ from feature_learning.book.claims import (
     ClaimLedger,
     SourceMap,
     claims_html,
+    errata_html,
     format_value,
     full_run_glue,
     source_headline,
@@ -145,7 +146,8 @@ class Chapter:
     def close(self) -> SourceMap:
         """Glue the chapter's run time (``<prefix>_chapter_seconds``, ``<prefix>_chapter_minutes``), its source
         map's headline (``<prefix>_source_headline``, for the "At a glance" box at the top: results by their verdict
-        at the most faithful profile, graded with the stored ``full`` record and seed sweep) and what its stored
+        at the most faithful profile, graded with the stored ``full`` record and seed sweep), its errata as a table
+        (``<prefix>_errata_table``, for the errata box: paste with ``{glue:}``) and what its stored
         ``full`` run says (``feature_learning.book.claims.full_run_glue``), and finish the ledger:
         it is written, the notebook fails if a claim failed or the source map disagrees with the claims (or with the
         stored sweep), and the source map is shown."""
@@ -155,7 +157,9 @@ class Chapter:
         full_sizes = (self.sizes_table or {}).get("full")
         self.ledger.attach_stored(full=self.stored_full_run(), sweep=stored_sweep(),
                                   sizes_digest=sizes_digest(full_sizes) if full_sizes is not None else None)
-        self.glue("source_headline", source_headline(self.ledger.to_json()))
+        graded = self.ledger.to_json()
+        self.glue("source_headline", source_headline(graded))
+        self.glue("errata_table", HTML(errata_html(graded) or "<p>No erratum of the source is recorded.</p>"))
         from IPython.display import Markdown
 
         for name, value in full_run_glue(self.stored_full_run()).items():
