@@ -164,3 +164,16 @@ def test_no_run_starts_with_less_than_a_minute_before_the_deadline(tmp_path, mon
     monkeypatch.setattr(gpu.tempfile, "mkdtemp", lambda prefix: str(tmp_path / "scratch"))
     assert gpu.main(["--dry-run", "--deadline", "0.5"]) == 1
     assert "looped_transformers: not started (missing)" in capsys.readouterr().out
+
+
+def test_the_dry_run_end_to_end_executes_looped_transformers_at_ci_on_the_cpu(tmp_path, monkeypatch, capsys):
+    """`make gpu DRY_RUN=1` as CI runs it: the real chapter (the fastest) at `ci` on the CPU through papermill, its
+    record, ledger and stripped notebook stored outside results/full (about 30 s on one core)."""
+    monkeypatch.setattr(gpu.tempfile, "mkdtemp", lambda prefix: str(tmp_path / "scratch"))
+    kept_before = sorted(p.name for p in (gpu.project_root() / "results" / "full").glob("*"))
+    assert gpu.main(["--dry-run"]) == 0
+    record = json.loads((tmp_path / "scratch" / "results" / "looped_transformers.json").read_text())
+    assert record["ok"] and record["profile"] == "ci" and record["ledger"]["claims"]
+    assert record["ledger"]["provenance"]["sizes_digest"] and record["seconds"] > 0
+    assert (tmp_path / "scratch" / "results" / "notebooks" / "looped_transformers.ipynb").exists()
+    assert sorted(p.name for p in (gpu.project_root() / "results" / "full").glob("*")) == kept_before
