@@ -477,7 +477,7 @@ def _pair(claim_id: str, name: str, value) -> tuple[int, int] | None:
 
 
 def _declarations(claim_id: str, declared: dict) -> dict:
-    """The declaration keywords of a recording method, checked against :data:`DECLARATIONS`."""
+    """The declaration keywords of a recording method, checked against ``DECLARATIONS``."""
     unknown = sorted(set(declared) - set(DECLARATIONS))
     if unknown:
         raise TypeError(f"claim {claim_id!r}: unknown keyword(s) {unknown}; a claim may declare "
@@ -545,7 +545,7 @@ class ClaimLedger:
 
     def close_to(self, id, statement, where, *, kind, source_value, measured, rtol=0.0, atol=0.0, se=None,
                  null=None, **declared):
-        """|measured - source_value| <= atol + rtol * |source_value|. ``declared``: any of :data:`DECLARATIONS`."""
+        """|measured - source_value| <= atol + rtol * |source_value|. ``declared``: any of ``DECLARATIONS``."""
         measured, se, null = _unpack(measured, se, null)
         measured, source_value = _number(measured), _number(source_value)
         bound = atol + rtol * abs(source_value)
@@ -562,7 +562,7 @@ class ClaimLedger:
 
     def at_least(self, id, statement, where, *, kind, measured, bound, source_value=None, se=None, null=None,
                  **declared):
-        """measured >= bound. ``declared``: any of :data:`DECLARATIONS`."""
+        """measured >= bound. ``declared``: any of ``DECLARATIONS``."""
         measured, se, null = _unpack(measured, se, null)
         measured, bound_f = _number(measured), _number(bound)
 
@@ -576,7 +576,7 @@ class ClaimLedger:
 
     def at_most(self, id, statement, where, *, kind, measured, bound, source_value=None, se=None, null=None,
                 **declared):
-        """measured <= bound. ``declared``: any of :data:`DECLARATIONS`."""
+        """measured <= bound. ``declared``: any of ``DECLARATIONS``."""
         measured, se, null = _unpack(measured, se, null)
         measured, bound_f = _number(measured), _number(bound)
 
@@ -592,7 +592,7 @@ class ClaimLedger:
               null=None, **declared):
         """A claim whose test is a condition computed by the chapter (e.g. monotone in k); ``relation`` says which.
         Its null is ``Null(value, model, passes=<the condition on the null>)``. ``declared``: any of
-        :data:`DECLARATIONS`."""
+        ``DECLARATIONS``."""
         return self._add(Claim(id, statement, where, source_value, measured, relation, bool(condition), kind,
                                **_declarations(id, declared)), null, None)
 
@@ -955,7 +955,9 @@ def _profile_cell(entry: dict) -> str:
         text = html.escape(status) if status else "not run"
         seeds = statuses.get("seeds")
         if profile == (seeds or {}).get("profile"):
-            text += f" <small>({seeds['rate'][0]}/{seeds['rate'][1]} seeds)</small>"
+            held, n = seeds["rate"]
+            text += (f" <small>(holds at {held} of {n} seeds)</small>" if seeds["status"] == "inconclusive"
+                     else f" <small>(all {n} seeds)</small>")
         if profile == "full" and status is None and statuses.get("full_note"):
             text += f"<br><small>{_text(statuses['full_note'])}</small>"
         lines.append(f"<code>{profile}</code> {text}")

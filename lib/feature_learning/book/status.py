@@ -88,7 +88,7 @@ def entry_status(entry: Mapping[str, Any], claims: Mapping[str, Mapping[str, Any
       (in a run below it): not reproduced at this scale;
     * else a passing reproduction: reproduced (on the named analogue, if the entry names one); a passing
       verification or derivation: verified; only inconclusive claims: inconclusive;
-    * carried only by predictions of ours or consistency checks: :data:`UNSUPPORTED`, an error of the map."""
+    * carried only by predictions of ours or consistency checks: ``UNSUPPORTED``, an error of the map."""
     if entry.get("not_attempted"):
         return NOT_ATTEMPTED
     ids = list(entry.get("claims") or ())
@@ -277,7 +277,7 @@ def profile_statuses(entry: Mapping[str, Any], ledger: Mapping[str, Any], full: 
 
 
 def verdict(statuses: Mapping[str, Any]) -> str:
-    """The verdict at the most faithful profile that ran (:data:`VERDICTS`). A result is reproduced at the source's
+    """The verdict at the most faithful profile that ran (``VERDICTS``). A result is reproduced at the source's
     scale only if it holds at ``full``; a failure at any profile that ran keeps it from counting as reproduced there."""
     full = statuses.get(SOURCE_SCALE)
     below = [statuses[p] for p in PROFILES if p != SOURCE_SCALE and statuses.get(p) is not None]

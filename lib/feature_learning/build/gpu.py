@@ -9,7 +9,7 @@ Which chapters run (:func:`reason_to_run`, :func:`select`): those whose stored r
 (``results/full/<chapter>.json``) is missing, has no ledger, failed or stopped, carries no sizes digest
 (:mod:`feature_learning.book.provenance`, written by ``chapter.close()``) or one that differs from the digest of the
 chapter's current ``SIZES["full"]``. Missing records go first, then the oldest. The chapters that run entirely on
-the CPU (:data:`CPU_CHAPTERS`) are listed and never run here: a GPU hour is not spent on them.
+the CPU (``CPU_CHAPTERS``) are listed and never run here: a GPU hour is not spent on them.
 
 Before anything runs, the command prints per chapter what its last stored run took and on what (seconds, peak GPU
 memory, device and machine, date) and whether it runs now; ``--plan`` prints only that.
