@@ -995,9 +995,16 @@ def errata_html(ledger: dict, box: str | None = CHAPTER_BOX) -> str:
             + html_table(ERRATA_COLUMNS, rows, "claims-table errata mathjax_process", box))
 
 
-def source_map_html(ledger: dict, box: str | None = CHAPTER_BOX) -> str:
+# Where a chapter page finds the definitions of the statuses and verdicts (every chapter sits at
+# book/chapters/<part>/<chapter>.html, the report at book/reproduction_report.html).
+DEFINITIONS = "../../reproduction_report.html"
+
+
+def source_map_html(ledger: dict, box: str | None = CHAPTER_BOX, definitions: str | None = DEFINITIONS) -> str:
+    """The chapter's headline (with a link to what the verdicts mean), its source map and its errata."""
     rows = [source_cells(s) for s in ledger.get("sources", [])]
-    return (f"<p><strong>{html.escape(source_headline(ledger), quote=False)}</strong></p>"
+    link = f" <a href='{definitions}'>What the verdicts mean</a>." if definitions else ""
+    return (f"<p><strong>{html.escape(source_headline(ledger), quote=False)}</strong>{link}</p>"
             + html_table(SOURCE_COLUMNS, rows, "claims-table source-map mathjax_process", box)
             + errata_html(ledger, box))
 

@@ -314,7 +314,7 @@ def report_nodes(ledgers: list[dict], sweep: dict | None = None, links: dict[str
         section += nodes.title(text=f"{ledger.get('number', '')} {ledger['title']}".strip())
         section += nodes.paragraph(text=f"Run: profile {ledger['profile']}, seed {ledger['seed']}, device "
                                    f"{ledger['device']}, written {ledger['written']}. {headline(ledger['claims'])}")
-        section += _raw(source_map_html(ledger, box=REPORT_BOX))
+        section += _raw(source_map_html(ledger, box=REPORT_BOX, definitions=None))
         section += _raw(claims_html(ledger["claims"], box=REPORT_BOX))
         out.append(section)
     return out
