@@ -12,7 +12,7 @@ CI_NOTEBOOKS := _build/ci-notebooks
 # progress lines as chapters start and finish, failures listed at the end (feature_learning.build.execute).
 EXECUTE := $(BIN)/python -m feature_learning.build.execute run
 
-.PHONY: install book test test-cuda gpu site pdf seeds lint benchmark clean
+.PHONY: install book test nbval test-cuda gpu site pdf seeds lint benchmark clean
 
 # --no-compile: pip would byte-compile every installed module (about 20 s of a 67 s install on two cores, most of it
 # for modules no chapter imports); Python compiles what is imported, once, on first use.
@@ -57,7 +57,8 @@ $(BROWSER_STAMP): $(STAMP)
 # oversubscribed), at the `ci` profile and from scratch; then the unit tests (two pytest workers; the notebook
 # tests read this run's executions through BOOK_EXECUTED). The HTML book is built from those executions with
 # execution off, and the browser tests open every page of that site in Chromium (screenshots in _build/screenshots),
-# two at a time (2 min 28 s -> 1 min 49 s on two cores; four at a time 2 min 10 s).
+# two at a time (2 min 28 s -> 1 min 49 s on two cores; four at a time 2 min 10 s). While the site builds (one core),
+# `make nbval` re-executes the fastest chapter on the other core and compares its outputs with this run's.
 SITE_CI := _build/site-ci
 test: $(STAMP) $(BROWSER_STAMP)
 	rm -rf $(CI_NOTEBOOKS) $(SITE_CI)
@@ -65,9 +66,25 @@ test: $(STAMP) $(BROWSER_STAMP)
 	BOOK_EXECUTED=$(CURDIR)/$(CI_NOTEBOOKS) OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
 		$(BIN)/python -m pytest -n 2 -p no:cacheprovider --ignore=tests/site tests || rc=1; \
 	if [ $$rc != 0 ]; then $(BIN)/python -m feature_learning.build.execute status --out $(CI_NOTEBOOKS); fi; exit $$rc
-	$(MAKE) --no-print-directory site FROM=$(CI_NOTEBOOKS) CLAIMS=$(CI_NOTEBOOKS)/_claims SITE=$(SITE_CI)
+	@rc=0; $(MAKE) --no-print-directory nbval > _build/nbval.log 2>&1 & nbval=$$!; \
+	$(MAKE) --no-print-directory site FROM=$(CI_NOTEBOOKS) CLAIMS=$(CI_NOTEBOOKS)/_claims SITE=$(SITE_CI) || rc=1; \
+	wait $$nbval || rc=1; tail -n 40 _build/nbval.log; exit $$rc
 	BOOK_SITE=$(CURDIR)/$(SITE_CI)/_build/html BOOK_SITE_CLAIMS=$(CURDIR)/$(SITE_CI)/_claims \
 		$(BIN)/python -m pytest -n 2 -p no:cacheprovider tests/site
+
+# Same seed and profile, same outputs: re-execute chapters that `make test` executed (_build/ci-notebooks) with
+# `pytest --nbval` and compare every output with the stored one. Glued wall times are left out by name
+# (feature_learning.build.nbval_outputs); memory addresses, timestamps and clock readings are replaced on both sides
+# (tests/nbval_sanitize.cfg). Figures (PNG) are not compared; the numbers they draw are.
+#   make nbval [NBVAL_CHAPTERS="looped_transformers nuclear_norm"]   (default: the fastest chapter)
+NBVAL_CHAPTERS ?= looped_transformers
+NBVAL_NOTEBOOKS = $(foreach c,$(NBVAL_CHAPTERS),$(wildcard $(CI_NOTEBOOKS)/book/chapters/*/$(c).ipynb))
+nbval: $(STAMP)
+	@if [ -z "$(strip $(NBVAL_NOTEBOOKS))" ]; then \
+		echo "nbval: no executed copy of $(NBVAL_CHAPTERS) under $(CI_NOTEBOOKS): run make test first"; exit 1; fi
+	BOOK_CLAIMS_DIR=$(CURDIR)/_build/nbval-claims OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+		$(BIN)/python -m pytest -p no:cacheprovider -p feature_learning.build.nbval_outputs --nbval \
+		--nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg $(NBVAL_NOTEBOOKS)
 
 # On a GPU machine, before any `full` run: every chapter at `ci` with device=cuda, JOBS at a time (default 4), into
 # _build/cuda-smoke; fails if a chapter crashes or fails a claim. Without CUDA it says so, runs nothing and succeeds.

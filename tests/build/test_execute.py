@@ -206,7 +206,10 @@ def test_make_book_and_make_test_execute_the_chapters_with_the_same_executor():
         assert "feature_learning.build.site build" in recipe or "$(MAKE) --no-print-directory site" in recipe
         assert "jupyter-book build . " not in recipe, "no chapter executes inside the Sphinx build"
     assert "--profile ci" in test and "--profile $(BOOK_PROFILE)" in book
-    assert "nbval" not in test, "the chapters execute once, through the executor"
+    assert "--nbval" not in test, "the chapters execute once, through the executor"
+    nbval = _recipe(makefile, "nbval")
+    assert "--nbval" in nbval and "$(NBVAL_NOTEBOOKS)" in nbval, "make nbval re-executes what make test executed"
+    assert "$(MAKE) --no-print-directory nbval" in test
 
 
 def test_carry_prose_takes_the_sources_cell_tags_with_the_executed_outputs():
