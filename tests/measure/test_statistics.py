@@ -16,6 +16,14 @@ def test_mean_se_matches_the_textbook_formula_and_refuses_one_sample():
     assert np.isnan(mean_se([1.0])[1])
 
 
+def test_mean_se_reads_a_torch_tensor_as_float64():
+    import torch
+
+    values = torch.tensor([0.25, 0.5, 0.875], dtype=torch.float32, requires_grad=True)
+    assert mean_se(values) == mean_se(values.detach().double().numpy())
+    assert mean_se(values) == mean_se([0.25, 0.5, 0.875])
+
+
 def test_binomial_se_against_monte_carlo():
     rng = np.random.default_rng(0)
     acc = rng.binomial(400, 0.8, size=20000) / 400

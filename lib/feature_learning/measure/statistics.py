@@ -17,8 +17,9 @@ def mean_se(values, axis: int = 0) -> tuple[np.ndarray | float, np.ndarray | flo
     """Mean and standard error of the mean (sample sd with ddof=1, over sqrt(n)) along ``axis``.
 
     With one value the standard error is undefined: ``nan``, so a claim cannot silently treat it as exact.
+    ``values`` may be a torch tensor on any device (read as float64 on the CPU).
     """
-    a = np.asarray(values, dtype=float)
+    a = np.asarray(values.detach().cpu() if hasattr(values, "detach") else values, dtype=float)
     n = a.shape[axis]
     mean = a.mean(axis=axis)
     se = a.std(axis=axis, ddof=1) / math.sqrt(n) if n > 1 else np.full_like(mean, np.nan)

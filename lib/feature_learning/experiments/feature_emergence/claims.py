@@ -22,17 +22,10 @@ from feature_learning.experiments.feature_emergence.sizes import (
     ParitySizes,
 )
 from feature_learning.experiments.feature_emergence.stage import stage_step
-from feature_learning.measure import statistics
-from feature_learning.measure.statistics import Estimate, Null, difference
+from feature_learning.measure.statistics import Estimate, Null, difference, mean_se
 from feature_learning.theory.feature_emergence import (
     mixture_cosine_and_sd,
 )
-
-
-def mean_se(values: torch.Tensor) -> tuple[float, float]:
-    """Mean over seeds and its standard error (:func:`feature_learning.measure.statistics.mean_se`: nan for a single
-    seed, where it is undefined)."""
-    return statistics.mean_se(values.detach().double().flatten().cpu().numpy())
 
 
 def accuracy_se(values: torch.Tensor, n_test: int | None, *others: torch.Tensor) -> tuple[float, float]:
