@@ -102,3 +102,19 @@ def test_examples_against_dimension_runs_the_looped_transformer_at_every_d():
     sweep = ex.examples_against_dimension(size, start_run("ci", 0, "cpu"))
     assert sweep.errors[8].shape == (2, 16) and sweep.ns[8].tolist() == [16, 64]
     assert (sweep.errors[8][1].median() < sweep.errors[8][0].median())
+
+
+def test_fig81_mean_stops_at_the_float64_floor_instead_of_averaging_rounding_noise():
+    from feature_learning.experiments.looped_transformers import FLOAT64_FLOOR, above_float_floor
+
+    ts = torch.arange(6, dtype=torch.float64)
+    # two prompts: one falls steadily, one hits exact zero (ln clamped at ln 1e-300) at t = 3
+    log_errors = torch.tensor([[0.0, 0.0], [-20.0, -40.0], [-40.0, -68.0], [-60.0, -690.8], [-80.0, -72.0],
+                               [-100.0, -690.8]], dtype=torch.float64)
+    t, mean = above_float_floor(ts, log_errors)
+    assert t.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]  # the mean reaches the floor at t = 4 and stops there
+    assert mean[:3].tolist() == [0.0, -30.0, -54.0]  # unchanged while every prompt is above the floor
+    assert float(mean[3]) == (-60.0 + FLOAT64_FLOOR) / 2 and float(mean[-1]) == FLOAT64_FLOOR
+    assert (mean >= FLOAT64_FLOOR).all()
+    t, mean = above_float_floor(ts, log_errors[:, :1] / 10)  # never floored: every loop drawn
+    assert len(t) == 6

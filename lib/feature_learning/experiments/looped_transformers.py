@@ -30,6 +30,9 @@ from feature_learning.training.loop import OptimConfig, train
 
 DTYPE = torch.float64  # the source's experiment is float64 linear algebra on tiny matrices
 FLOAT_RELIABLE = -40.0  # ln of a squared error (|error| ~ 2e-9) above which float64 iterates are exact to ~1e-6
+# ln of a squared relative error of 1e-15: float64 rounding. An iterate this close to theta* (or exactly on it, ln
+# clamped at ln 1e-300) is rounding noise, and the mean of ln errors over prompts is only drawn above it.
+FLOAT64_FLOOR = 2 * math.log(1e-15)
 SOURCE_KAPPA = {16: 4.57, 32: 3.13, 64: 2.07, 128: 1.62}  # Sec. 8.6: mean kappa over 10 trials, d = 4
 SOURCE_TRIALS = 10
 # The smallest drop of the source's mean kappa between consecutive n (2.07 - 1.62), and the smallest steepening of
@@ -499,18 +502,29 @@ def best_ratio_null(few: TrainedLoop, many: TrainedLoop) -> Null:
 
 
 # -- figures ---------------------------------------------------------------------------------------------------------
+def above_float_floor(ts: torch.Tensor, log_errors: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The loops ``ts`` and the mean over prompts of ``log_errors`` (T+1, prompts), each prompt's clipped at the
+    float64 floor (:data:`FLOAT64_FLOOR`), up to the first loop where that mean reaches the floor: beyond it, and
+    unclipped, the mean averages rounding noise and zigzags between the floor and ln 1e-300."""
+    mean = log_errors.clamp_min(FLOAT64_FLOOR).mean(1)
+    floored = mean <= FLOAT64_FLOOR + 1e-9
+    stop = int(floored.float().argmax()) + 1 if bool(floored.any()) else len(ts)
+    return ts[:stop], mean[:stop]
+
+
 def figure_81_figure(result: Figure81):
     """Figure 8.1 redrawn: per n, the exact curves of the plotted prompts, the looped transformer's iterated mean,
     the source's bound -t/kappa and the tight 2t ln(1 - 1/kappa) at the mean kappa of the plotted prompts."""
     ts = result.ts
     thick = {"lw": 1.2}
     panels = [Panel([Curve(ts, p.exact, "exact (eigenbasis)", color="C0", spread="lines"),
-                     Curve(ts, p.iterated.mean(1), "looped transformer, mean", "k:", kwargs=thick),
+                     Curve(*above_float_floor(ts, p.iterated), "looped transformer, mean", "k:", kwargs=thick),
                      Curve(ts, -ts / p.kappa.mean(), r"source bound $-t/\bar\kappa$", "C3--", kwargs=thick),
                      Curve(ts, 2 * ts * torch.log1p(-1 / p.kappa.mean()), r"tight $2t\ln(1-1/\bar\kappa)$", "C2-.",
                            kwargs=thick)],
                     f"n={p.n}, mean kappa={float(p.kappa.mean()):.2f}", "loop t",
                     r"$\ln(\|\theta^{(t)}-\theta^*\|^2/\|\theta^*\|^2)$" if i == 0 else "", ylim=(-250, 5),
+                    guides=[Guide(FLOAT64_FLOOR, "float64 floor", style=":", color="0.6")],
                     legend="lower left" if i == 0 else None)
               for i, p in enumerate(result.panels)]
     rows = [panels[k:k + 2] for k in range(0, len(panels), 2)]  # two panels a row: the book's column is 6.65 in
