@@ -258,7 +258,8 @@ def test_page_heights_are_recorded(tmp_path):
     assert json.loads((tmp_path / "heights.json").read_text()) == {"a": 10, "b": 30}
 
 
-@pytest.mark.parametrize("name", ["intro", "reproduction_report", "execution_statistics", "library_reference"])
+@pytest.mark.parametrize("name", ["intro", "reproduction_report", "execution_statistics", "run_times",
+                                  "library_reference"])
 def test_back_matter_shows_no_raw_markup(page, site_url, name):
     path = next(f for f in toc_files(ROOT) if f.endswith(name))
     errors, external = open_page(page, f"{site_url}/{path}.html")

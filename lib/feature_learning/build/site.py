@@ -173,9 +173,10 @@ def build(from_dir: Path, out: Path, claims: Path | None = None, seed: int = 0, 
     html_root = Path(html_root).resolve() if html_root else out
     staging = out.with_name(out.name + ".staging")
     stage(from_dir, staging, claims, seed, root, partial)
-    # the report also reads the seed sweep (fresh or stored) and the stored full runs: a new one rebuilds the site
+    # the report also reads the seed sweep (fresh or stored) and the stored full runs, and the page of run times the
+    # measured runs: a new one rebuilds the site
     report_inputs = sorted([*root.glob("results/seeds/*.json"), *root.glob("_build/seeds/summary.json"),
-                            *root.glob("results/full/*.json")])
+                            *root.glob("results/full/*.json"), *root.glob("results/runs/*.json")])
     digest = tree_digest(staging, {"inputs": cache_key.inputs(project=root), "html_root": str(html_root),
                                    "report": {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
                                               for p in report_inputs}})
