@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-# The glue names whose values are wall times of this execution (see feature_learning.book.chapter).
+#: The glue names whose values are wall times of this execution (see feature_learning.book.chapter).
 RUN_DEPENDENT_GLUE = re.compile(r"_(seconds|minutes)$")
 
 

@@ -23,13 +23,18 @@ from pathlib import Path
 
 from feature_learning.book.claims import ACCEPTED
 
+#: Where the data files live, under the project root.
 RUNS = Path("results") / "runs"
-# The kinds in the order the page shows them; a file not named here comes after them, by name.
+#: The kinds in the order the page shows them; a file not named here comes after them, by name.
 KINDS = ("ci", "book", "seeds", "gpu-sessions", "full-cpu", "chapters", "load", "plan")
+#: What each ``start`` means, as the tables say it.
 STARTS = {"cold": "cold (fresh machine, no pip cache)", "warm": "warm (fresh clone, pip cache warm)",
           "cached": "again (same clone, execution cache full)"}
+#: The columns of a kind's history.
 HISTORY_COLUMNS = ("when", "command", "machine", "conditions", "time", "outcome", "details")
+#: The columns of the table of the latest runs.
 LATEST_COLUMNS = ("kind", "command", "start", "when", "machine", "time", "outcome")
+#: The columns of the table of stored full runs.
 FULL_COLUMNS = ("chapter", "date", "device", "machine", "time", "peak GPU memory", "outcome")
 
 

@@ -30,8 +30,8 @@ from feature_learning.training.loop import OptimConfig, train
 
 DTYPE = torch.float64  # the source's experiment is float64 linear algebra on tiny matrices
 FLOAT_RELIABLE = -40.0  # ln of a squared error (|error| ~ 2e-9) above which float64 iterates are exact to ~1e-6
-# ln of a squared relative error of 1e-15: float64 rounding. An iterate this close to theta* (or exactly on it, ln
-# clamped at ln 1e-300) is rounding noise, and the mean of ln errors over prompts is only drawn above it.
+#: ln of a squared relative error of 1e-15: float64 rounding. An iterate this close to theta* (or exactly on it, ln
+#: clamped at ln 1e-300) is rounding noise; Fig. 8.1 draws the mean of ln errors over prompts only above it.
 FLOAT64_FLOOR = 2 * math.log(1e-15)
 SOURCE_KAPPA = {16: 4.57, 32: 3.13, 64: 2.07, 128: 1.62}  # Sec. 8.6: mean kappa over 10 trials, d = 4
 SOURCE_TRIALS = 10
