@@ -29,10 +29,10 @@ from feature_learning.theory.feature_emergence import (
 
 
 def accuracy_se(values: torch.Tensor, n_test: int | None, *others: torch.Tensor) -> tuple[float, float]:
-    """:func:`mean_se` of a seed-wise accuracy (or a difference of accuracies, ``values``); with a single seed, where
-    the standard error over training runs is undefined, the binomial standard error over the ``n_test`` test samples
-    of ``values`` and of each accuracy in ``others`` it is a difference of (a lower bound: it omits the variation
-    between training runs; nan without ``n_test``)."""
+    """:func:`~feature_learning.measure.statistics.mean_se` of a seed-wise accuracy (or a difference of accuracies,
+    ``values``); with a single seed, where the standard error over training runs is undefined, the binomial standard
+    error over the ``n_test`` test samples of ``values`` and of each accuracy in ``others`` it is a difference of (a
+    lower bound: it omits the variation between training runs; nan without ``n_test``)."""
     mean, se = mean_se(values)
     if math.isnan(se) and n_test:
         parts = [values] if not others else others
