@@ -39,9 +39,8 @@ def test_the_latest_run_of_each_command_and_start_is_by_date_and_time_not_by_ord
     latest = runs.latest(JOURNAL)
     assert [(r["start"], r["seconds"]) for r in latest] == [("warm", 687), ("cold", 1980)]
     rows = runs.latest_rows({"ci": JOURNAL})
-    assert rows[0] == ["make test", "make test", runs.STARTS["warm"], "2026-11-27 19:28-19:40, commit 7d7650d", "m1",
-                       "11 min 27 s", "exit 0"]
-    assert rows[1][5] == "about 33 min"
+    assert rows[0] == ["make test", "warm", "2026-11-27 19:28-19:40, commit 7d7650d", "m1", "11 min 27 s", "exit 0"]
+    assert rows[1][4] == "about 33 min"
 
 
 def test_the_history_is_newest_first_with_every_measurement():
@@ -102,3 +101,10 @@ def test_every_committed_run_names_its_date_command_machine_and_measurement():
     for command, kind in (("make test", "ci"), ("make book", "book")):
         for start in ("cold", "warm"):
             assert runs.command_cost(kinds, kind, command, start) != "not measured", (command, start)
+
+
+def test_the_page_keeps_a_date_on_one_line_and_escapes_the_text():
+    from feature_learning.build.sphinx_runs import _cells
+
+    assert _cells([["2026-11-27 19:28-19:40, commit 7d7650d", "a <b>"]]) == [
+        ["<span class='report-line'>2026-11-27 19:28-19:40</span>, commit 7d7650d", "a &lt;b&gt;"]]

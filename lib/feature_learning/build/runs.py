@@ -27,13 +27,12 @@ from feature_learning.book.claims import ACCEPTED
 RUNS = Path("results") / "runs"
 #: The kinds in the order the page shows them; a file not named here comes after them, by name.
 KINDS = ("ci", "book", "seeds", "gpu-sessions", "full-cpu", "chapters", "load", "plan")
-#: What each ``start`` means, as the tables say it.
-STARTS = {"cold": "cold (fresh machine, no pip cache)", "warm": "warm (fresh clone, pip cache warm)",
-          "cached": "again (same clone, execution cache full)"}
+#: What each ``start`` is called in the tables (the page says what each means).
+STARTS = {"cold": "cold", "warm": "warm", "cached": "again"}
 #: The columns of a kind's history.
 HISTORY_COLUMNS = ("when", "command", "machine", "conditions", "time", "outcome", "details")
 #: The columns of the table of the latest runs.
-LATEST_COLUMNS = ("kind", "command", "start", "when", "machine", "time", "outcome")
+LATEST_COLUMNS = ("command", "start", "when", "machine", "time", "outcome")
 #: The columns of the table of stored full runs.
 FULL_COLUMNS = ("chapter", "date", "device", "machine", "time", "peak GPU memory", "outcome")
 
@@ -116,7 +115,7 @@ def latest(data: dict) -> list[dict]:
 
 def latest_rows(kinds: dict[str, dict]) -> list[list[str]]:
     """The latest run of each command and start of every kind, as cells under :data:`LATEST_COLUMNS`."""
-    return [[data["title"], run["command"], STARTS.get(run.get("start"), run.get("start") or "-"), when(run),
+    return [[run["command"], STARTS.get(run.get("start"), run.get("start") or "-"), when(run),
              run["machine"], duration(run.get("seconds"), run.get("approximate", False)), run.get("outcome", "")]
             for data in kinds.values() for run in latest(data)]
 

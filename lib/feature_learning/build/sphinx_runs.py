@@ -18,6 +18,7 @@ from __future__ import annotations
 import html
 import json
 import posixpath
+import re
 import shutil
 from pathlib import Path
 
@@ -33,9 +34,16 @@ TABLE = "claims-table report-table"
 STATIC = "_static/runs"
 
 
+DATE = re.compile(r"\b(\d{4}-\d\d-\d\d(?: \d\d:\d\d(?:-\d\d:\d\d)?)?)")
+
+
+def _cells(rows) -> list[list[str]]:
+    """The plain-text cells as HTML, a date (and time of day) kept on one line (class report-line)."""
+    return [[DATE.sub(r"<span class='report-line'>\1</span>", html.escape(cell)) for cell in row] for row in rows]
+
+
 def _table(columns, rows) -> nodes.raw:
-    cells = [[html.escape(cell) for cell in row] for row in rows]
-    return nodes.raw("", html_table(columns, cells, TABLE, box=None), format="html")
+    return nodes.raw("", html_table(columns, _cells(rows), TABLE, box=None), format="html")
 
 
 def _data_files(root: Path) -> list[Path]:
@@ -63,8 +71,7 @@ class RunTimes(Directive):
                         f"(<a href='{html.escape(link)}'>{html.escape(kind)}.json</a>): "
                         f"{html.escape(data.get('about', ''))}</p>")
                 rows = runs.history_rows(data)
-                table = html_table(runs.HISTORY_COLUMNS, [[html.escape(c) for c in row] for row in rows], TABLE,
-                                   box=None)
+                table = html_table(runs.HISTORY_COLUMNS, _cells(rows), TABLE, box=None)
                 out.append(nodes.raw("", f"{head}<details><summary>{len(rows)} run(s)</summary>{table}</details>",
                                      format="html"))
             return out
