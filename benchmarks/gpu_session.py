@@ -38,7 +38,7 @@ from feature_learning.build.gpu import GRACE, Job, chapter_command, finish, gpu_
 from feature_learning.build.notebooks import toc_notebooks  # noqa: E402
 from feature_learning.build.seeds import strip_images  # noqa: E402
 
-# CPU threads of each full run: the chapters whose CPU parts are heavy get two (README: ICL's CPU-side parity
+# CPU threads of each full run: the chapters whose CPU parts are heavy get two (ICL's CPU-side parity
 # constructions, the contrastive allocation grid); every other one, and every smoke chapter, one.
 THREADS = {"icl_model_scale": 2, "contrastive": 2}
 
