@@ -106,5 +106,6 @@ def test_every_committed_run_names_its_date_command_machine_and_measurement():
 def test_the_page_keeps_a_date_on_one_line_and_escapes_the_text():
     from feature_learning.build.sphinx_runs import _cells
 
-    assert _cells([["2026-11-27 19:28-19:40, commit 7d7650d", "a <b>"]]) == [
-        ["<span class='report-line'>2026-11-27 19:28-19:40</span>, commit 7d7650d", "a &lt;b&gt;"]]
+    assert _cells([["2026-11-27 19:28-19:40, commit 7d7650d", "a <b> beside `make book`"]]) == [
+        ["<span class='report-line'>2026-11-27 19:28-19:40</span>, commit 7d7650d",
+         "a &lt;b&gt; beside <code>make book</code>"]]

@@ -98,7 +98,8 @@ def history_rows(data: dict) -> list[list[str]]:
     """Every run of one kind, newest first, as cells under :data:`HISTORY_COLUMNS`."""
     runs = sorted(enumerate(data["runs"]), key=lambda ir: (ir[1]["date"], ir[1].get("time", ""), ir[0]),
                   reverse=True)
-    return [[when(run), run["command"] + (f" ({run['start']})" if run.get("start") else ""), run["machine"],
+    return [[when(run), run["command"] + (f" ({STARTS.get(run['start'], run['start'])})" if run.get("start") else ""),
+             run["machine"],
              run.get("conditions", ""), duration(run.get("seconds"), run.get("approximate", False)),
              run.get("outcome", ""), details(run)] for _, run in runs]
 

@@ -37,9 +37,16 @@ STATIC = "_static/runs"
 DATE = re.compile(r"\b(\d{4}-\d\d-\d\d(?: \d\d:\d\d(?:-\d\d:\d\d)?)?)")
 
 
+CODE = re.compile(r"`([^`]+)`")
+
+
+def _html(text: str) -> str:
+    """Plain text with `code` spans as HTML, a date (and time of day) kept on one line (class report-line)."""
+    return DATE.sub(r"<span class='report-line'>\1</span>", CODE.sub(r"<code>\1</code>", html.escape(text)))
+
+
 def _cells(rows) -> list[list[str]]:
-    """The plain-text cells as HTML, a date (and time of day) kept on one line (class report-line)."""
-    return [[DATE.sub(r"<span class='report-line'>\1</span>", html.escape(cell)) for cell in row] for row in rows]
+    return [[_html(cell) for cell in row] for row in rows]
 
 
 def _table(columns, rows) -> nodes.raw:
@@ -69,7 +76,7 @@ class RunTimes(Directive):
                 link = posixpath.relpath(f"{STATIC}/{kind}.json", posixpath.dirname(env.docname) or ".")
                 head = (f"<p><strong>{html.escape(data['title'])}</strong> "
                         f"(<a href='{html.escape(link)}'>{html.escape(kind)}.json</a>): "
-                        f"{html.escape(data.get('about', ''))}</p>")
+                        f"{_html(data.get('about', ''))}</p>")
                 rows = runs.history_rows(data)
                 table = html_table(runs.HISTORY_COLUMNS, _cells(rows), TABLE, box=None)
                 out.append(nodes.raw("", f"{head}<details><summary>{len(rows)} run(s)</summary>{table}</details>",
