@@ -13,7 +13,7 @@ the `ci` shape (timing does not depend on the weights) while ``--competitors`` p
 repetition it prints both estimates with their standard error over the prompt lengths and the distance, in standard
 errors, from the nearer edge of the claim's bound [0.8, 1.2] * m/r*: the ledger fails a claim within 2.
 
-Measured on the 2-core development machine, 2026-11-27, two competitors, r* = 3 (m/r* = 1.333), 10 repetitions:
+Measured on an unnamed 2-core machine, 2026-11-27, two competitors, r* = 3 (m/r* = 1.333), 10 repetitions:
 one after the other 1.237-1.415, nearest 2.0 se from the bound; in turn 1.296-1.336, nearest 6.0 se. Writes
 _build/benchmarks/gemfilter_timing_load.json.
 """

@@ -52,7 +52,7 @@ METADATA_KEY = "feature_learning"
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
                     "VECLIB_MAXIMUM_THREADS")
 HISTORY = "execution-times.json"
-# Seconds per chapter and profile measured on the 2-core development machine (one thread per kernel), committed so that
+# Seconds per chapter and profile measured on a 2-core machine (one thread per kernel; results/runs), committed so that
 # a fresh clone, with no history in _build yet, still starts the longest chapters first.
 TYPICAL_TIMES = Path("benchmarks") / "execution-times.json"
 
