@@ -101,6 +101,8 @@ def test_best_rank_statistics_read_the_monte_carlo_curve():
     assert tr.best_closed == [2, 1] and tr.best_mc == [3, 1]
     assert abs(tr.ew_z - 10.0) < 1e-9  # (3.1 - 3.0) / 0.01
     assert abs(tr.best_mc_z - 1.0) < 1e-9  # (1.02 - 1.00) / (0.01 + 0.01); 0 for the second row
+    flip = tr.ordering_flip(small=1)  # full rank better at the lowest noise by 1.0, worse at the highest by 2.0
+    assert abs(flip.value - 1.0) < 1e-9 and abs(flip.se - 0.02) < 1e-12
 
 
 def test_score_sweep_monte_carlo_matches_and_ignores_the_irrelevant_part():
@@ -127,6 +129,17 @@ def test_transformer_sweep_claims_carry_value_se_and_their_trivial_model():
     assert abs(low.value - 0.68) < 1e-12 and low.null.value == 0.2  # the context rule's lowest accuracy
     flipped = ts.largest_fully_flipped()
     assert abs(flipped.value - 0.41) < 1e-12 and flipped.null.value == 0.75  # the prior rule at p = 1
+    flat = ts.smallest_flatness()  # per seed 0.06 / 0.44 and 0.12 / 0.40; the context rule drops 0.6 of 0.42
+    assert abs(flat.value - (0.06 / 0.44 + 0.12 / 0.40) / 2) < 1e-12 and abs(flat.null.value - 0.6 / 0.42) < 1e-12
+
+
+def test_noise_sources_remove_each_kind_of_noise():
+    run = start_run("ci", seed=0, device="cpu")
+    size = dataclasses.replace(ex.CI, risk=dataclasses.replace(ex.CI.risk, prompts=8000))
+    ns = ex.noise_sources(size, run, ex.setting(size, run), Ms=(16, 64))
+    assert ns.scaling_z < 4.0 and abs(ns.vanishing_share - 0.25) < 0.05  # the gap falls as 1/M at sigma = 0
+    assert abs(ns.scaled_gap[0] - ns.scaled_gap_closed) < 4 * ns.scaled_gap_se[0]
+    assert ns.clean_pretraining_gap < 1e-10  # no pretraining variance outside the top 2: the same predictions
 
 
 def test_parity_robustness_statistics():

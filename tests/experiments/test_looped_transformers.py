@@ -92,7 +92,37 @@ def test_dimension_sweep_interpolates_the_needed_n_and_recovers_a_linear_law():
     assert halfway[4] == pytest.approx(8 * 2**0.5, rel=1e-6)
     exponent = sweep.exponent()
     assert exponent.value == pytest.approx(1.0) and exponent.se == pytest.approx(0.0, abs=1e-12)
-    assert exponent.null.value == ex.PRIOR_EXPONENT
+    decel = sweep.deceleration()  # an exact power law: the same local exponent at every d
+    assert decel.value == pytest.approx(0.0, abs=1e-9)
+    assert sweep.share_of_limit().value == pytest.approx(4 / sweep.mp_limit())
+
+
+def test_dimension_sweep_deceleration_tells_a_converging_ratio_from_a_power_law():
+    ds, ratios = (4, 8, 16), (2, 4, 8)
+    ns = {d: torch.tensor([r * d for r in ratios]) for d in ds}
+    # the target is met at n/d = 2, 3, 3.5: a ratio converging to 4 (local exponents 1.585, 1.222)
+    cross = {4: 2.0, 8: 3.0, 16: 3.5}
+    errors = {d: torch.tensor([[1e-3 * (cross[d] / r) ** 4] * 3 for r in ratios]) for d in ds}
+    sweep = ex.DimensionSweep(ds, ns, errors, 20, 1e-3, draws=5)
+    assert [sweep.needed()[d] / d for d in ds] == pytest.approx([2.0, 3.0, 3.5], rel=1e-6)
+    assert sweep.deceleration().value == pytest.approx(np.log2(1.5) - np.log2(3.5 / 3), rel=1e-6)
+
+
+def test_marchenko_pastur_limits():
+    from feature_learning.theory import looped as theory
+
+    assert [round(theory.mp_kappa(n, 4), 2) for n in (16, 32, 64, 128)] == [9.0, 4.38, 2.78, 2.04]  # notes F23
+    ratio = theory.mp_needed_ratio(20, 1e-3)
+    assert theory.mp_median_error(ratio, 20) == pytest.approx(1e-3, rel=1e-6)
+    assert theory.mp_median_error(2 * ratio, 20) < 1e-3 < theory.mp_median_error(ratio / 2, 20)
+
+
+def test_exponent_share_is_at_least_two_and_crosses_one_at_the_bound():
+    # the first prompt sits exactly on the source's bound (kappa = 4), the second on the tight one
+    row = ex.ContextRow(10, 8, torch.tensor([0.5 * np.exp(-10 / 8), 0.5 * (1 - 1 / 4) ** 10]),
+                        torch.tensor([4.0, 4.0]), torch.tensor([0.5, -0.5]))
+    share = row.exponent_share
+    assert share[0] == pytest.approx(1.0) and share[1] == pytest.approx(-8 * np.log(0.75))
 
 
 def test_examples_against_dimension_runs_the_looped_transformer_at_every_d():

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import math
+
 import sympy as sp
 import torch
 
@@ -124,3 +126,36 @@ def log_rate_ratio():
     x = sp.symbols("x", positive=True)
     ratio = sp.expand_log(sp.log(tight_bound_sq() / thesis_bound_sq()).subs(kappa, 1 / x), force=True) / T
     return x, sp.simplify(ratio)
+
+
+# -- Marchenko-Pastur limits (the notes' F23) ------------------------------------------------------------------------
+def mp_kappa(n: int, d: int) -> float:
+    """The condition number of X^T X at the Marchenko-Pastur edges for Gaussian X (n x d, d/n = y < 1):
+    ((1 + sqrt(y)) / (1 - sqrt(y)))^2, about 1 + 4 sqrt(d/n) for n >> d: the d -> infinity limit at fixed n/d."""
+    root = math.sqrt(d / n)
+    return ((1 + root) / (1 - root)) ** 2
+
+
+def mp_median_error(ratio: float, loops: int) -> float:
+    """The d -> infinity limit, at n = ratio * d, of the looped transformer's median prediction error with eta = 1/L,
+    q^(0) = 0 and alpha ~ N(0, 1): |alpha| sum_i c_i^2 (1 - lambda_i/lambda_max)^T (the exact error) tends to
+    |alpha| times the integral of (1 - lambda/lambda_+)^T against the Marchenko-Pastur law of X^T X / n, whose median
+    over alpha is the median of |alpha|, Phi^{-1}(3/4)."""
+    from scipy import integrate, stats
+
+    y = 1 / ratio
+    a, b = (1 - math.sqrt(y)) ** 2, (1 + math.sqrt(y)) ** 2
+
+    def density(lam: float) -> float:
+        return math.sqrt(max((b - lam) * (lam - a), 0.0)) / (2 * math.pi * y * lam)
+
+    integral = integrate.quad(lambda lam: density(lam) * (1 - lam / b) ** loops, a, b, limit=200)[0]
+    return float(stats.norm.ppf(0.75)) * integral
+
+
+def mp_needed_ratio(loops: int, target: float) -> float:
+    """The d -> infinity limit of n/d at which the median prediction error after ``loops`` loops reaches ``target``
+    (:func:`mp_median_error` solved for the ratio): a finite limit is n = O(d)."""
+    from scipy import optimize
+
+    return float(optimize.brentq(lambda r: math.log(mp_median_error(r, loops) / target), 1.01, 1e4))

@@ -29,6 +29,7 @@ from feature_learning.experiments.icl_model_scale.parity import (
 from feature_learning.experiments.icl_model_scale.runs import (
     FlipSweep,
     LossMC,
+    NoiseSources,
     RiskSweep,
     ScoreSweep,
     Setting,
@@ -38,6 +39,8 @@ from feature_learning.experiments.icl_model_scale.runs import (
     exact_training,
     factor_gradients,
     flip_sweep,
+    noise_sources,
+    paired_gap,
     pretraining_loss_mc,
     rank_masks,
     reduction_check,
@@ -72,6 +75,7 @@ from feature_learning.experiments.icl_model_scale.sizes import (
 )
 from feature_learning.experiments.icl_model_scale.sources import (
     SOURCE_MAP,
+    waiting_for_full,
 )
 from feature_learning.experiments.icl_model_scale.transformers import (
     TransformerSweep,
@@ -95,6 +99,7 @@ __all__ = [
     "ICLSizes",
     "LossMC",
     "MinNorm",
+    "NoiseSources",
     "PRIOR_RULE",
     "ParityRobustness",
     "ParitySizes",
@@ -122,7 +127,9 @@ __all__ = [
     "flips_figure",
     "local_min_norm_search",
     "min_norm_check",
+    "noise_sources",
     "override",
+    "paired_gap",
     "parity_constructions",
     "parity_figure",
     "parity_robustness",
@@ -134,6 +141,7 @@ __all__ = [
     "score_sweep",
     "scores_figure",
     "setting",
+    "waiting_for_full",
     "sgd_training",
     "tf_config",
     "tf_prior",

@@ -14,7 +14,7 @@ from feature_learning.data.in_context import icl_regression_prompts
 from feature_learning.experiments.icl_model_scale.sizes import DTYPE, EVAL_TASK, SPECIAL_TASK, ICLSizes, SGDSizes
 from feature_learning.measure.in_context import mc_regression_risk
 from feature_learning.measure.statistics import Estimate, slope_se
-from feature_learning.models.linear_attention import lsa_population_loss
+from feature_learning.models.linear_attention import lsa_population_loss, reduced_lsa_predict
 from feature_learning.theory import icl as theory
 from feature_learning.training.loop import OptimConfig, train
 
@@ -314,6 +314,17 @@ class Tradeoff:
                    for row, se, b, m in zip(self.ew_mean, self.ew_se, self.best_closed, self.best_mc, strict=True))
 
 
+    def ordering_flip(self, small: int = 2) -> Estimate:
+        """Thm 5.4.2's trade-off on the risk averaged over w ~ N(0, I) (Monte Carlo): the full-rank model beats the
+        rank-``small`` one at the lowest noise level (it covers more signal) and loses to it at the highest (it keeps
+        more noise). The smaller of the two risk differences, with the larger of the two conservative se (the
+        ranks' errors added)."""
+        lo, hi = self.ew_mean[0], self.ew_mean[-1]
+        gains = [(float(lo[small] - lo[-1]), float(self.ew_se[0, small] + self.ew_se[0, -1])),
+                 (float(hi[-1] - hi[small]), float(self.ew_se[-1, small] + self.ew_se[-1, -1]))]
+        return Estimate(min(g for g, _ in gains), max(se for _, se in gains))
+
+
 def scale_tradeoff(size: ICLSizes, run: Run, st: Setting, M: int = 16) -> Tradeoff:
     """Theorem 5.4.3's special case (ranks 2 and 6) against sigma, and the risk averaged over w ~ N(0, I) against the
     rank for a few noise levels (closed form with c = 1, and Monte Carlo on common random numbers)."""
@@ -409,3 +420,67 @@ def score_sweep(size: ICLSizes, run: Run, st: Setting, relevant: int = 4) -> Sco
     A = torch.stack([st.lam * top, st.lam * ~top])
     closed = torch.stack([torch.stack([theory.score_energy(st.lam, st.N, r, a) for r in ranks]) for a in A])
     return ScoreSweep(ranks, relevant, prompts, closed, scores.mean(-1), scores.std(-1) / prompts**0.5)
+
+
+# -- Section 5.7: the gap needs both pretraining noise and inference noise ------------------------------------------
+@dataclasses.dataclass
+class NoiseSources:
+    """Theorem 5.4.3's gap (rank 6 minus rank 2, w = Q s in the top-2 span), paired per prompt, with each kind of
+    noise of Sec. 5.7 removed in turn."""
+
+    Ms: tuple[int, ...]
+    scaled_gap: list[float]  # M x gap at sigma = 0 (input noise only), per M: constant if the gap is exactly ~ 1/M
+    scaled_gap_se: list[float]
+    scaled_gap_closed: float  # ||s||_D^2 sum_{i=3..6} a_i^2, the same at every M
+    clean_pretraining_gap: float  # max over prompts |prediction of rank 6 - of rank 2| with lam_3.. = 0, sigma > 0
+
+    @property
+    def scaling_z(self) -> float:
+        """|M_last gap_last - M_first gap_first| in standard errors (independent prompts)."""
+        a, b = self.scaled_gap[0], self.scaled_gap[-1]
+        return abs(b - a) / float(np.hypot(self.scaled_gap_se[0], self.scaled_gap_se[-1]))
+
+    @property
+    def vanishing_share(self) -> float:
+        """The gap at the largest M as a share of that at the smallest (exactly M_first / M_last by Thm 5.4.3)."""
+        return (self.scaled_gap[-1] / self.Ms[-1]) / (self.scaled_gap[0] / self.Ms[0])
+
+
+def paired_gap(Us: torch.Tensor, Q: torch.Tensor, lam: torch.Tensor, M: int, prompts: int,
+               generator: torch.Generator, w: torch.Tensor, sigma: float, chunk: int = 10_000):
+    """Per prompt: squared error of Us[1] minus that of Us[0], and the largest |prediction difference|. Returns the
+    mean difference, its standard error and that largest difference."""
+    total, total_sq, largest, count = 0.0, 0.0, 0.0, 0
+    ones = torch.ones(2, dtype=Us.dtype)
+    while count < prompts:
+        B = min(chunk, prompts - count)
+        pr = icl_regression_prompts(B, M, Q, lam, generator, w=w, sigma=sigma)
+        pred = reduced_lsa_predict(pr.X, pr.y, pr.xq, Us, ones, rho=M)
+        diff = (pred[1] - pr.yq) ** 2 - (pred[0] - pr.yq) ** 2
+        total, total_sq = total + float(diff.sum()), total_sq + float((diff**2).sum())
+        largest, count = max(largest, float((pred[1] - pred[0]).abs().max())), count + B
+    mean = total / count
+    return mean, float(np.sqrt(max(total_sq / count - mean**2, 0.0) / count)), largest
+
+
+def noise_sources(size: ICLSizes, run: Run, st: Setting, Ms=(16, 256), sigma_pre: float = 4.0) -> NoiseSources:
+    """Sec. 5.7 in the linear model. Inference noise: with sigma = 0 only the finite-M input noise is left, and M times
+    the paired Monte Carlo gap must stay at its closed form ||s||_D^2 sum a_i^2 as M grows (the gap vanishes as 1/M).
+    Pretraining noise: with no pretraining variance in the directions the larger model adds (lam_i = 0 for i > 2),
+    the two optimal attentions predict the same on every prompt even with label noise sigma_pre."""
+    s_task = torch.zeros(st.d, dtype=DTYPE)
+    s_task[: len(SPECIAL_TASK)] = torch.tensor(SPECIAL_TASK, dtype=DTYPE)
+    Us = st.optimal_Us((2, 6))
+    scaled, scaled_se = [], []
+    for M in Ms:
+        mean, se, _ = paired_gap(Us, st.Q, st.lam, M, size.risk.prompts, run.generator("noise_sources", M),
+                                 st.Q @ s_task, 0.0)
+        scaled.append(M * mean), scaled_se.append(M * se)
+    a = st.lam * theory.v_star(st.lam, st.N, 6)
+    closed = float((s_task**2 * st.lam).sum() * (a[2:6] ** 2).sum())
+    lam0 = st.lam.clone()
+    lam0[len(SPECIAL_TASK):] = 0.0
+    Us0 = torch.stack([theory.optimal_U(st.Q, lam0, st.N, r) for r in (2, 6)])
+    _, _, largest = paired_gap(Us0, st.Q, lam0, Ms[0], size.risk.prompts // 4, run.generator("noise_sources_clean"),
+                               st.Q @ s_task, sigma_pre)
+    return NoiseSources(tuple(Ms), scaled, scaled_se, closed, largest)

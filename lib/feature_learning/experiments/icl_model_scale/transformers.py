@@ -103,6 +103,15 @@ class TransformerSweep:
         return Estimate(float(mean[k]), float(se[k]),
                         Null(float(self.reference[:, 1].min()), "the context rule (no prior: learns only in context)"))
 
+    def smallest_flatness(self) -> Estimate:
+        """How flat the smallest model stays: its accuracy drop (p = 0 -> 1) over the largest model's, per seed index
+        (the same evaluation prompts), mean and se over the seeds; null: the context rule (no prior), whose drop over
+        the largest model's mean drop is the same ratio for a model that only learns in context."""
+        ratios = self.drop[0] / self.drop[-1]
+        context_drop = float(self.reference[0, 1] - self.reference[-1, 1])
+        return Estimate.of(ratios, null=Null(context_drop / float(self.drop[-1].mean()),
+                                             "the context rule (no prior: learns only in context)"))
+
     def largest_fully_flipped(self) -> Estimate:
         """The largest model's mean accuracy with every context label flipped; null: the prior rule."""
         mean, se = mean_se(self.accuracy[-1, -1], axis=-1)
