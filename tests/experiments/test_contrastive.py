@@ -59,6 +59,12 @@ def test_runs_at_tiny_size_return_the_expected_shapes_and_feasible_weights():
     assert (f.distance <= torch.tensor([0.0, 0.5], dtype=torch.float64) + 1e-9).all()
     assert (f.spectral <= 1 + 1e-9).all()
     assert f.accuracy.shape == (1, 3, 4)
+    fu = ex.finetune(TINY, run, universal=True)  # W* probed last, on the same labelled sets
+    assert fu.accuracy.shape == (1, 4, 4) and torch.equal(fu.accuracy[:, :3], f.accuracy)
+    f2 = ex.finetune(TINY, run, T=2, gammas=(1.0,), ms=(20,))
+    assert f2.weights.shape == (2, 1, f2.model.d) and f2.model.T == 2 and f2.predicted == (1.0,)
+    nb = ex.pretrain_unbudgeted(TINY, run, p)
+    assert nb.weights.shape == (2, 3, 35) and nb.target.shape == (4, 3) and set(nb.cka) == {"1 vs 1-2", "1 vs 1-4"}
 
 
 def test_regularised_finetune_is_paired_and_only_the_contrastive_term_differs():
@@ -85,4 +91,5 @@ def test_source_map_is_unique_and_names_the_profile_claims():
     assert len(ids) == len(set(ids))
     claims = {c for e in entries for c in e.get("claims", [])}
     assert {"cka_1_vs_1-4", "ours_beats_ft_T16", "mixture_private_weight_P4"} <= claims
-    assert all(e["status"] != "not attempted" or not e.get("claims") for e in entries)
+    assert not any("status" in e or (e.get("not_attempted") and e.get("claims")) for e in entries)
+    assert {"f9_private_weight_trend", "finetune_gain_grows_with_T"} <= claims

@@ -160,13 +160,19 @@ class Allocation:
 
 
 def solve_allocation(s_: int, r_: int, T_: int, n: int, replicas: int, generator: torch.Generator,
-                     grid_points: int = 1001) -> Allocation:
+                     grid_points: int = 1001, device: torch.device | str | None = None) -> Allocation:
     """Minimise the reduced problem over alpha on a uniform grid of [0, 1] for ``replicas`` independent Monte-Carlo
-    samples of size n (float64); beta follows from the budget."""
+    samples of size n (float64); beta follows from the budget. The samples are drawn with ``generator`` (on the
+    CPU: the same numbers on every device); the losses are evaluated on ``device`` (default: the CPU) and returned
+    on the CPU."""
     Z = torch.randn(replicas, n, s_, generator=generator, dtype=torch.float64).pow(2).sum(-1)
     Z1 = torch.randn(replicas, n, r_ - s_, generator=generator, dtype=torch.float64).pow(2).sum(-1)
     grid = torch.linspace(0, 1, grid_points, dtype=torch.float64)
-    loss = torch.stack([allocation_loss(grid, Z[b], Z1[b], s_, r_, T_) for b in range(replicas)])
+    if device is not None:
+        Z, Z1, grid_on = Z.to(device), Z1.to(device), grid.to(device)
+    else:
+        grid_on = grid
+    loss = torch.stack([allocation_loss(grid_on, Z[b], Z1[b], s_, r_, T_) for b in range(replicas)]).cpu()
     a = grid[loss.argmin(-1)]
     b = torch.clamp((r_ - a * s_) / (T_ * (r_ - s_)), max=1.0)
     return Allocation(a, b, grid, loss)

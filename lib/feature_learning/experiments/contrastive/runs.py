@@ -52,14 +52,16 @@ class AllocationResult:
 
 def allocation(size: ContrastiveSizes, run: Run) -> AllocationResult:
     """Minimise E[l(alpha Z + beta(alpha) Z_1)] over alpha (Lemma F.3 reduced by Prop. 7.3's symmetry) for every
-    (s, r) and T, one Monte-Carlo sample per cell."""
+    (s, r) and T, one Monte-Carlo sample per cell: drawn on the CPU (the same samples on every device), the losses
+    evaluated on the run's device."""
     a = size.allocation
     alpha = torch.empty(len(a.pairs), len(a.Ts), dtype=DTYPE)
     beta = torch.empty_like(alpha)
     curves, grid = {}, None
     for i, (s, r) in enumerate(a.pairs):
         for j, T in enumerate(a.Ts):
-            sol = theory.solve_allocation(s, r, T, a.n, 1, run.generator("allocation", s, r, T), a.grid_points)
+            sol = theory.solve_allocation(s, r, T, a.n, 1, run.generator("allocation", s, r, T), a.grid_points,
+                                          run.device)
             alpha[i, j], beta[i, j] = sol.alpha[0], sol.beta[0]
             if i == 0:
                 curves[T], grid = sol.loss[0], sol.grid
@@ -113,8 +115,9 @@ class Pretrained:
 
 
 def learn_representations(model: MultiTaskLinear, configs: torch.Tensor, p: PretrainSizes, generator: torch.Generator,
-                          W0: torch.Tensor | None = None, project=None):
-    """Projected GD on the contrastive loss for every replica x configuration (R, C), batched.
+                          W0: torch.Tensor | None = None, project=None, frobenius: float | None = None):
+    """Projected GD on the contrastive loss for every replica x configuration (R, C), batched, within
+    {||W|| <= 1, ||W||_F <= frobenius} (default sqrt(r), the model's budget; ``math.inf``: no Frobenius budget).
     Returns (W (R, C, k, d), history)."""
     R, C = p.replicas, configs.shape[0]
     if W0 is None:
@@ -122,7 +125,7 @@ def learn_representations(model: MultiTaskLinear, configs: torch.Tensor, p: Pret
                                         device=generator.device)
     W = W0.to(model.M.device).clone().requires_grad_()
     included = configs.expand(R, C, model.T)
-    fro = math.sqrt(model.r)
+    fro = math.sqrt(model.r) if frobenius is None else frobenius
     if project is None:
         def project():
             W.copy_(project_spectral_frobenius(W, 1.0, fro))
@@ -154,6 +157,37 @@ def pretrain(size: ContrastiveSizes, run: Run) -> Pretrained:
     cka["1 vs 2"] = linear_cka(feats[:, 0], feats[:, T]).cpu()
     closed["1 vs 2"] = math.sqrt(s / r)
     return Pretrained(model, names, configs, W, weights, hist["loss"].cpu(), hist["step"], cka, closed)
+
+
+@dataclasses.dataclass
+class Unbudgeted:
+    """The trade-off's trivial model: representations pre-trained without the Frobenius budget (||W|| <= 1 only),
+    on task 1, tasks 1-2 and tasks 1-T. Nothing then forces a down-weighting: every feature seen in pre-training
+    can keep weight 1."""
+    weights: torch.Tensor  # (R, 3, d)
+    target: torch.Tensor  # (R * draws, 3) target probe accuracy with m labels, paired across the three sets
+    cka: dict[str, torch.Tensor]  # "1 vs 1-2", "1 vs 1-T" -> (R,)
+
+    def drop(self) -> float:
+        """Target accuracy, task 1 minus tasks 1-T (the measurement of target_falls)."""
+        return float((self.target[:, 0] - self.target[:, -1]).mean())
+
+
+def pretrain_unbudgeted(size: ContrastiveSizes, run: Run, pre: Pretrained, m: int = 20) -> Unbudgeted:
+    """Experiment 2's pre-training (with the step ``unbudgeted_lr``) and Experiment 3's target probe with the
+    Frobenius budget removed."""
+    model, T = pre.model, pre.model.T
+    configs = pre.configs[[0, 1, T - 1]]
+    p = dataclasses.replace(size.pretrain, lr=size.pretrain.unbudgeted_lr)
+    W, _ = learn_representations(model, configs, p, run.device_generator("pretrain_unbudgeted"), frobenius=math.inf)
+    g = run.device_generator("cka_unbudgeted")
+    z = model.sample_z(torch.zeros(size.pretrain.replicas, size.pretrain.cka_samples, dtype=torch.long), g)
+    feats = torch.einsum("rnd,rckd->rcnk", model.inputs(z), W)
+    cka = {"1 vs 1-2": linear_cka(feats[:, 0], feats[:, 1]).cpu(),
+           f"1 vs 1-{T}": linear_cka(feats[:, 0], feats[:, 2]).cpu()}
+    acc = learned_probe_accuracy(model, W, [0], size.tradeoff, [m], run.device_generator("tradeoff_unbudgeted"))
+    target = acc[0, :, :, 0].permute(0, 2, 1).reshape(-1, 3)
+    return Unbudgeted(feature_weights(W, model.M).cpu(), target, cka)
 
 
 # -- Experiment 3: the trade-off --------------------------------------------------------------------------------------
@@ -296,6 +330,7 @@ class Finetuned:
     predicted: tuple[float, ...]  # Prop. F.9's beta' per gamma
     ms: tuple[int, ...]
     accuracy: torch.Tensor  # (len(ms), G + 1, samples): target probe accuracy, gammas then the specific rep.
+    # (and W* last when ``finetune(..., universal=True)``)
     model: MultiTaskLinear
 
     def block(self, name: str) -> torch.Tensor:
@@ -303,16 +338,21 @@ class Finetuned:
         return block_mean(self.model, self.weights, name)
 
 
-def finetune(size: ContrastiveSizes, run: Run) -> Finetuned:
+def finetune(size: ContrastiveSizes, run: Run, T: int | None = None, gammas: tuple[float, ...] | None = None,
+             ms: tuple[int, ...] | None = None, universal: bool = False) -> Finetuned:
     """Start from the closed-form mixture representation W* (alpha = 1, beta = 1/T), run projected GD on the target
     task's contrastive loss within {||W - W*||_F <= gamma, ||W|| <= 1} (F.104-F.105; the projection onto the
-    intersection by Dykstra's algorithm), then probe the target task."""
+    intersection by Dykstra's algorithm), then probe the target task. ``T``, ``gammas``, ``ms``: the model's T and
+    the profile's sizes unless given (another T draws its own streams); ``universal``: W* is probed too, as the last
+    column of ``accuracy`` (on the same labelled sets: the other columns do not change)."""
     f = size.finetune
-    model = draw_model(size, run)
-    T, G, R = model.T, len(f.gammas), size.pretrain.replicas
+    gammas, ms = tuple(f.gammas if gammas is None else gammas), tuple(f.ms if ms is None else ms)
+    model = draw_model(size, run, T)
+    own = () if T is None else (T,)  # the streams of the default run are unchanged
+    T, G, R = model.T, len(gammas), size.pretrain.replicas
     W_star = model.representation(model.block_weights(T, 1.0, 1.0 / T))
     W0 = W_star.expand(R, G, *W_star.shape).clone()
-    radius = torch.tensor(f.gammas, dtype=DTYPE, device=model.M.device)[None, :, None, None]
+    radius = torch.tensor(gammas, dtype=DTYPE, device=model.M.device)[None, :, None, None]
     configs = model.first_tasks(1)[None].expand(G, T)
     holder = {}  # the leaf tensor, read by the projection
 
@@ -325,7 +365,7 @@ def finetune(size: ContrastiveSizes, run: Run) -> Finetuned:
     W = W0.to(model.M.device).clone().requires_grad_()
     holder["W"] = W
     included = configs.expand(R, G, T)
-    g = run.device_generator("finetune")
+    g = run.device_generator("finetune", *own)
 
     def loss(step):
         return contrastive_loss(model, W, model.mixture_tasks(included, size.pretrain.batch, g), g)
@@ -338,11 +378,12 @@ def finetune(size: ContrastiveSizes, run: Run) -> Finetuned:
     spectral = torch.linalg.matrix_norm(W, 2).cpu()
     W_spec = model.representation(model.block_weights(1, 1.0, 1.0)).expand(R, 1, model.k, model.d)
     t_sizes = size.tradeoff
-    acc = learned_probe_accuracy(model, torch.cat([W, W_spec], 1), [0], t_sizes, f.ms,
-                                 run.device_generator("finetune_lp"))
-    acc = acc[:, :, :, 0].permute(0, 2, 1, 3).reshape(len(f.ms), G + 1, -1)
-    predicted = tuple(theory.finetune_beta(model.s, T, gam) for gam in f.gammas)
-    return Finetuned(tuple(f.gammas), weights, distance, spectral, predicted, tuple(f.ms), acc, model)
+    probed = [W, W_spec] + ([W_star.expand(R, 1, model.k, model.d)] if universal else [])
+    acc = learned_probe_accuracy(model, torch.cat(probed, 1), [0], t_sizes, ms,
+                                 run.device_generator("finetune_lp", *own))
+    acc = acc[:, :, :, 0].permute(0, 2, 1, 3).reshape(len(ms), G + 1 + universal, -1)
+    predicted = tuple(theory.finetune_beta(model.s, T, gam) for gam in gammas)
+    return Finetuned(gammas, weights, distance, spectral, predicted, ms, acc, model)
 
 
 # -- Experiment 5: fine-tuning with and without contrastive regularisation (eq. 7.9) -------------------------------

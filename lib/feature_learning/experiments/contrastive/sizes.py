@@ -35,6 +35,8 @@ class PretrainSizes:
     init_scale: float = 0.01
     replicas: int = 4
     cka_samples: int = 5000  # target-task inputs on which representations are compared
+    unbudgeted_lr: float = 10.0  # the null without the Frobenius budget: the saturated loss makes its private
+    # weights' gradient small, and at step 1 they reach only 0.62 of 1 in 300 steps (0.97 at step 10)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,6 +57,8 @@ class FinetuneSizes:
     lr: float = 1.0
     dykstra_iterations: int = 20
     ms: tuple[int, ...] = (10, 20, 50)
+    trend_Ts: tuple[int, ...] = (2, 4, 8, 16)  # Table F.9's trend: fine-tuning from the universal W* of each T
+    trend_gamma: float = 2.0  # saturates Prop. F.9's private weight for every T <= 16 (sqrt(5) (1 - 1/4) = 1.68)
 
 
 @dataclasses.dataclass(frozen=True)
