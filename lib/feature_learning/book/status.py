@@ -141,7 +141,8 @@ def sweep_claims(sweep_chapter: Mapping[str, Any],
             status = value["status"]
             if current is not None and cid in current:
                 status = regrade(value, current[cid], not below)
-            seeds.setdefault(seed, {})[cid] = {"status": status, "kind": entry.get("kind"),
+            kind = current[cid].get("kind") if current is not None and cid in current else entry.get("kind")
+            seeds.setdefault(seed, {})[cid] = {"status": status, "kind": kind,
                                                "relation": value.get("relation", entry.get("relation"))}
     return seeds
 
@@ -194,9 +195,10 @@ _NUMBER = re.compile(r"\d[\d,]*(?:\.\d*)?(?:e[−-]?\d+)?")
 
 
 def test_form(claim: Mapping[str, Any]) -> tuple:
-    """What identifies a claim's test across runs: its kind, its relation with the math markup and the numbers taken
-    out (a tolerance of a few standard errors or a window from the run's own spread is the same test at every size),
-    and its revision note (a pre-registered change of bound, checkpoint or size says so there)."""
+    """What identifies a claim's test across runs: its relation with the math markup and the numbers taken out (a
+    tolerance of a few standard errors or a window from the run's own spread is the same test at every size) and its
+    revision note (a pre-registered change of bound, checkpoint or size says so there). Its kind is how the book
+    classifies the evidence, not the test: a stored run is graded with the kind the claim has now."""
     def norm(text: Any) -> str:
         text = str(text or "").replace("$", "")
         for tex, plain in _TEX:
@@ -204,7 +206,7 @@ def test_form(claim: Mapping[str, Any]) -> tuple:
         text = "".join(ch for ch in text if ch not in "{}\\ ")
         return _NUMBER.sub("#", text)
 
-    return claim.get("kind"), norm(claim.get("relation")), norm(claim.get("revised"))
+    return norm(claim.get("relation")), norm(claim.get("revised"))
 
 
 def regrade(stored: Mapping[str, Any], current: Mapping[str, Any], at_source_scale: bool) -> str:
@@ -252,7 +254,8 @@ def full_status(entry: Mapping[str, Any], current: Mapping[str, Mapping[str, Any
     changed = [cid for cid in entry["claims"] if cid not in stored or test_form(stored[cid]) != test_form(current[cid])]
     if changed:
         return None, f"the stored run of {when} predates the present form of {', '.join(changed)}"
-    graded = {cid: {**stored[cid], "status": regrade(stored[cid], current[cid], True)} for cid in entry["claims"]}
+    graded = {cid: {**stored[cid], "status": regrade(stored[cid], current[cid], True), "kind": current[cid].get("kind")}
+              for cid in entry["claims"]}
     return entry_status(entry, graded), ""
 
 
