@@ -88,3 +88,12 @@ def test_rf_optimum_is_a_converged_probe_on_the_arm_features():
 def test_rf_best_takes_the_better_of_the_two_fits_per_seed():
     best = gf.rf_best(torch.tensor([0.5, 0.7], dtype=torch.float64), torch.tensor([0.6, 0.65], dtype=torch.float64))
     assert best.tolist() == [0.6, 0.7]
+
+
+def test_the_uniform_step_stream_draws_what_the_whole_sample_draws():
+    from feature_learning.data.parity import uniform_parity
+    from feature_learning.experiments.gradient_features.runs import _per_seed, _per_seed_stream
+    task = uniform_parity(9, 2)
+    x, y, _ = _per_seed(task.sample, 3, 500, torch.Generator().manual_seed(4))
+    xs, ys = _per_seed_stream(task.sample, 3, torch.Generator().manual_seed(4))(500)
+    assert torch.equal(x, xs) and torch.equal(y, ys)

@@ -166,6 +166,18 @@ def test_nulls_are_the_same_measurements_on_the_initial_networks():
     assert r.frob_init == pytest.approx(float(skew.frob[0, 0])) and 0 <= r.mass_init <= 1 and 0 <= r.sign_init <= 1
     assert len(skew.centre_gaps) == 2 and max(skew.centre_gaps) == pytest.approx(skew.centre_gap)
     assert max(skew.clean_gaps) == pytest.approx(skew.clean_gap) and skew.width_gap_lazy > 0
+    assert abs(four.min_yf_four_init) < 1e-6 and math.isfinite(four.min_yf_four)  # Prop. 5.7: y f tiny at epoch 0
+
+
+def test_the_width_aware_arm_scales_the_init_and_keeps_the_draws():
+    run = start_run("ci", 0, "cpu")
+    size = dataclasses.replace(experiment.CI.skew, base=16, widths=(64, 256), epochs=64, lr=1.0, resamples=1)
+    skew = experiment.skewed_xor_run(size, run)
+    aware = experiment.skewed_xor_width_aware(size, run, skew)
+    assert aware.scales == pytest.approx((experiment.SKEW_INIT_SCALE, experiment.SKEW_INIT_SCALE / 2))
+    # at the reference width the arm starts from the main run's initial network
+    assert aware.mass_init[0] == pytest.approx(skew.runs[0].mass_init)
+    assert len(aware.mass_early) == len(aware.centre_shift) == 4
 
 
 def test_early_diagnosis_reads_the_stored_output():

@@ -7,7 +7,7 @@ import torch
 
 from feature_learning.experiments.gradient_features.measures import simplified_gradient
 from feature_learning.models.two_layer import init_symmetric_gaussian
-from feature_learning.training.first_steps import erasing_step, second_layer_gd
+from feature_learning.training.first_steps import erasing_step, erasing_step_streamed, second_layer_gd
 from feature_learning.training.losses import hinge, squared
 
 
@@ -39,6 +39,24 @@ def test_erasing_step_of_one_group_keeps_the_other(gen):
     net, x, y = net_and_data(gen)
     new, grads = erasing_step(net, x, y.double(), 2.0, squared, groups=("W",))
     assert set(grads) == {"W"} and torch.equal(new.a, net.a) and torch.equal(new.W, -2.0 * grads["W"])
+
+
+def test_streamed_erasing_step_equals_the_materialised_one(gen):
+    net, x, y = net_and_data(gen)
+    whole, _ = erasing_step(net, x, y, 0.7, hinge)
+    cursor = {"at": 0}
+
+    def draw(count):  # the same sample, handed over 64 examples at a time
+        at = cursor["at"]
+        cursor["at"] = at + count
+        return x[:, at:at + count], y[:, at:at + count]
+
+    streamed, _ = erasing_step_streamed(net, draw, x.shape[-2], 0.7, hinge, draw_chunk=64)
+    assert cursor["at"] == x.shape[-2]
+    assert torch.allclose(streamed.W, whole.W, rtol=1e-12, atol=1e-15)
+    assert torch.allclose(streamed.a, whole.a, rtol=1e-12, atol=1e-15)
+    one_draw, _ = erasing_step_streamed(net, lambda count: (x, y), x.shape[-2], 0.7, hinge, draw_chunk=None)
+    assert torch.equal(one_draw.W, whole.W) and torch.equal(one_draw.a, whole.a)  # one draw: bit for bit
 
 
 def test_second_layer_gd_matches_autograd_steps_and_keeps_the_best_iterate(gen):

@@ -29,6 +29,7 @@ from feature_learning.training.loop import OptimConfig, train
 from feature_learning.training.losses import hinge, squared
 
 CHUNK_ELEMENTS = 2**22  # examples per chunk x replicas x units: bounds the memory of a first step on a large sample
+DRAW_CHUNK = 2**20  # examples per replica drawn at once by a streamed first step (erasing_step_streamed)
 
 
 def erasing_step(net, x: torch.Tensor, y: torch.Tensor, eta, loss: Callable, *, groups=("W", "a")):
@@ -38,17 +39,29 @@ def erasing_step(net, x: torch.Tensor, y: torch.Tensor, eta, loss: Callable, *, 
     replicas or (R, n, d) with y (n,) or (R, n). Returns the new network (same ``trained`` groups) and the
     gradients {group: tensor} at the old one, computed by autograd in the net's dtype, over chunks of examples
     (``CHUNK_ELEMENTS``) whose gradients are summed with weights chunk size / n."""
+    return erasing_step_streamed(net, lambda count: (x, y), x.shape[-2], eta, loss, groups=groups, draw_chunk=None)
+
+
+def erasing_step_streamed(net, draw: Callable, n: int, eta, loss: Callable, *, groups=("W", "a"),
+                          draw_chunk: int | None = DRAW_CHUNK):
+    """:func:`erasing_step` on a sample of n examples that is never held whole: ``draw(count)`` returns the next
+    ``count`` examples (x, y) of every replica (shapes as in :func:`erasing_step`), called with counts of at most
+    ``draw_chunk`` (all n at once where ``draw_chunk`` is None or at least n) in order. Memory stays at one drawn
+    chunk whatever n. Where one call draws the whole sample, the arithmetic is that of the materialised step on the
+    same draws, operation for operation."""
     work = dataclasses.replace(net, trained=tuple(groups)).detached()
     tensors = [getattr(work, g) for g in groups]
-    n = x.shape[-2]
     chunk = max(1, CHUNK_ELEMENTS // (net.replicas * net.width))
     total = [torch.zeros_like(t) for t in tensors]
-    for start in range(0, n, chunk):
-        xs, ys = x[..., start:start + chunk, :], y[..., start:start + chunk]
-        # replicas are independent: the sum over replicas trains each on its own
-        objective = loss(work(xs), ys).sum(-1).sum() / n
-        for acc, g in zip(total, torch.autograd.grad(objective, tensors), strict=True):
-            acc += g
+    block = n if draw_chunk is None else draw_chunk
+    for first in range(0, n, block):
+        x, y = draw(min(block, n - first))
+        for start in range(0, x.shape[-2], chunk):
+            xs, ys = x[..., start:start + chunk, :], y[..., start:start + chunk]
+            # replicas are independent: the sum over replicas trains each on its own
+            objective = loss(work(xs), ys).sum(-1).sum() / n
+            for acc, g in zip(total, torch.autograd.grad(objective, tensors), strict=True):
+                acc += g
     grads = dict(zip(groups, total, strict=True))
     eta = torch.as_tensor(eta, dtype=net.W.dtype, device=net.W.device)
     new = {}

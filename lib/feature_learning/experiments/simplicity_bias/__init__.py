@@ -45,6 +45,7 @@ from feature_learning.experiments.simplicity_bias.runs import (  # noqa: F401
     logistic_gd,
     paired_difference,
     skewed_xor_run,
+    skewed_xor_width_aware,
     stored_diagnosis,
 )
 from feature_learning.experiments.simplicity_bias.sizes import (  # noqa: F401
@@ -65,6 +66,7 @@ from feature_learning.experiments.simplicity_bias.sizes import (  # noqa: F401
     SKEW_CLEAN_EXTREMA,
     SKEW_CLUSTERS,
     SKEW_INIT_SCALE,
+    SKEW_REF_WIDTH,
     CaptureSizes,
     DominoSizes,
     FourNeuronSizes,

@@ -27,6 +27,7 @@ from feature_learning.experiments.simplicity_bias.sizes import (
     SKEW_CLEAN_EXTREMA,
     SKEW_CLUSTERS,
     SKEW_INIT_SCALE,
+    SKEW_REF_WIDTH,
     CaptureSizes,
     DominoSizes,
     FourNeuronSizes,
@@ -130,6 +131,8 @@ class FourNeuronResult:
     max_angle: float  # max |angle to the axis| over training
     gamma_four: float
     gamma_lemma: float
+    min_yf_four: float  # min over the three four-neuron runs and the points of y_i f(x_i) at the end (Prop. 5.7)
+    min_yf_four_init: float  # the same at epoch 0
     lemma_mass: float  # min over seeds of the mass within 0.05 rad of the axes
     amplitudes: torch.Tensor  # U_k^2 of the small-init networks after lemma_epochs (seeds, 4)
     amplitude_spread: float  # max over seeds of max/min U_k^2 - 1, after lemma_epochs
@@ -193,6 +196,8 @@ def four_neuron_run(size: FourNeuronSizes, run: Run) -> FourNeuronResult:
                            for s in range(0, len(epochs), every)])
     trained = _bias_free(hist["W"][-1], hist["a"][-1])
     gamma = normalized_margin(trained, X, y)
+    with torch.no_grad():
+        yf = [(_bias_free(hist["W"][s], hist["a"][s])(X)[:n_four] * y).min() for s in (-1, 0)]
     W_l, a_l = hist["W"][-1, n_four:], hist["a"][-1, n_four:]
     _, lemma_mass = mass_near(W_l, target, 0.05)
     later = _bias_free(W_l.to(dev, copy=True), a_l.to(dev, copy=True))  # the history keeps CPU copies
@@ -208,7 +213,8 @@ def four_neuron_run(size: FourNeuronSizes, run: Run) -> FourNeuronResult:
         final_loss=hist["loss"][-1], growth12=growth12, growth_pred=(1 + 4 * lam) ** 12,
         scale_spread=_relative_spread(final), final_scale=float(final.mean()),
         max_angle=float(angles.abs().max()), gamma_four=float(gamma[:n_four].min()),
-        gamma_lemma=float(gamma[n_four:].min()), lemma_mass=float(lemma_mass.min()), amplitudes=U2,
+        gamma_lemma=float(gamma[n_four:].min()), min_yf_four=float(yf[0]), min_yf_four_init=float(yf[1]),
+        lemma_mass=float(lemma_mass.min()), amplitudes=U2,
         amplitude_spread=_relative_spread(U2), amplitude_spread_end=_relative_spread(U2_end),
         amplitude_spreads=_relative_spreads(U2).tolist(), amplitude_spreads_end=_relative_spreads(U2_end).tolist(),
         scale_spread_init=_relative_spread(scales[0]), gamma_init_four=float(margins[0, :n_four].min()),
@@ -307,6 +313,50 @@ class SkewResult:
     clean_gaps: list[float]  # alpha = pi/3: clean_gap of each width
     cluster_gap: float  # alpha = pi/3: the clusters' own directions against the source's extrema (pi/6)
     seconds: float = 0.0
+
+
+@dataclasses.dataclass
+class WidthAwareResult:
+    """The skew runs again with the init scale times sqrt(SKEW_REF_WIDTH / m) (sizes.py), the same data and init
+    draws: the early checkpoint by the same rule (the mean loss of these runs 1% below ln 2), then per run the mass
+    within 0.1 rad of G's extrema there and the centres' move from there to the end."""
+
+    early_epoch: int
+    scales: tuple[float, ...]  # the init scale of each width
+    mass_early: list[float]  # per run (angle-major, as SkewResult.runs)
+    centre_shift: list[float]  # per run, rad
+    mass_init: list[float]  # per run: the mass within 0.1 rad at epoch 0 (the null)
+    centre_shift_init: list[float]  # per run: the end centres against the initial network's
+
+
+def skewed_xor_width_aware(size: SkewSizes, run: Run, skew: SkewResult) -> WidthAwareResult:
+    """:func:`skewed_xor_run`'s runs with a width-aware init scale (a departure from the source, sizes.py)."""
+    dev, width = run.device, max(size.widths)
+    scales = tuple(SKEW_INIT_SCALE * math.sqrt(SKEW_REF_WIDTH / w) for w in size.widths)
+    nets = [pad_width(init_torch_default(1, 2, w, scale=sc, bias=False, trained=("W", "a"),
+                                         generator=run.generator("skew_init", i, w), dtype=DT), width)
+            for i in range(len(SKEW_ANGLES)) for w, sc in zip(size.widths, scales, strict=True)]
+    X = torch.stack([skew.data[i][0] for i in range(len(SKEW_ANGLES)) for _ in size.widths]).to(dev)
+    y = torch.stack([skew.data[i][1] for i in range(len(SKEW_ANGLES)) for _ in size.widths]).to(dev)
+    every = max(1, size.epochs // 128)
+    hist = logistic_gd(cat_replicas(nets).to(device=dev), X, y, steps=size.epochs, lr=size.lr,
+                       log_at=range(0, size.epochs + 1, every))
+    below = torch.nonzero(hist["loss"].mean(-1) < 0.99 * math.log(2))
+    if len(below) == 0:
+        raise ValueError(f"the loss never fell 1% below ln 2 in {size.epochs} epochs of step {size.lr}")
+    early = int(below[0, 0])
+    mass, shift, mass0, shift0 = [], [], [], []
+    for i in range(len(SKEW_ANGLES)):
+        phi = skew.extrema[i][0]
+        for j, w in enumerate(size.widths):
+            r = i * len(size.widths) + j
+            V_end, V_early, V_0 = (hist["W"][s, r:r + 1, :w] for s in (-1, early, 0))
+            centres = weighted_centres(V_end, phi)
+            mass.append(float(mass_near(V_early, phi, 0.1)[1][0]))
+            mass0.append(float(mass_near(V_0, phi, 0.1)[1][0]))
+            shift.append(float(angle_gap(centres, weighted_centres(V_early, phi)).max()))
+            shift0.append(float(angle_gap(centres, weighted_centres(V_0, phi)).max()))
+    return WidthAwareResult(int(hist["step"][early]), scales, mass, shift, mass0, shift0)
 
 
 def _clean_gap(angles: torch.Tensor) -> float:

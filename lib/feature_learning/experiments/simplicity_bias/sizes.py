@@ -124,6 +124,12 @@ SKEW_CLUSTERS = (0.0, math.pi, math.pi / 3, -2 * math.pi / 3)  # its clusters: +
 
 
 SKEW_INIT_SCALE = 2.0**-7  # "sigma = 2^-7" of Sec. 6: PyTorch default init times 2^-7
+# The width-aware arm (runs.skewed_xor_width_aware): init scale SKEW_INIT_SCALE * sqrt(SKEW_REF_WIDTH / m), a departure
+# from the source's recipe. The early checkpoint's rule (1% below ln 2) was chosen at widths 64-256; under PyTorch's
+# default init the aligned output at the end of alignment grows as sqrt(m) s^2, so at m = 4096 the loss leaves ln 2
+# before the neurons align. Scaling both layers by sqrt(m_ref / m) makes that output m_ref s^2 / sqrt(m), at most its
+# value at m_ref = 64 for every width m >= m_ref: the checkpoint then falls after the alignment at every width.
+SKEW_REF_WIDTH = 64
 
 
 # the domino analogue: simple feature +-MU_SIMPLE (G-rate mu/4, vs 1/8 for the XOR feature), XOR noise, noise dims
