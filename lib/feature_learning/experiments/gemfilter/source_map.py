@@ -1,9 +1,9 @@
 """The source map of the GemFilter chapter: every result of dissertation ch. 9 and appendix G the chapter rests on,
-with its status here."""
+with the claims that carry it (its status is computed from them, never typed)."""
 
 from __future__ import annotations
 
-# -- the source map (every result of ch. 9 and appendix G the chapter rests on, with its status here) ---------------
+# -- the source map (every result of ch. 9 and appendix G the chapter rests on, and the claims that carry it) ------
 
 
 TOY = "a small rotary decoder trained from scratch on synthetic one-token needles in haystacks of at most 256 tokens"
