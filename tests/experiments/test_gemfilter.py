@@ -112,6 +112,29 @@ def test_accuracy_grid_splits_at_the_training_length():
     assert grid.mean("full", False) == 1.0 and grid.mean("gemfilter", False) == 0.0
 
 
+def test_snapkv_beyond_training_pairs_with_the_grid():
+    """SnapKV runs on the grid's own prompts at the lengths beyond training, in the order the grid ravels them."""
+    from feature_learning.inference.token_selection import snapkv_generate
+
+    size = dataclasses.replace(experiment.CI, grid=experiment.GridSizes(lengths=(16, 80, 96), depths=2, prompts=3),
+                               k=8, snapkv_window=2)
+    run = start_run("ci", 0, "cpu")
+    model = experiment.new_model(DecoderConfig(n_layers=2, d_model=16, n_heads=2), 0).eval()
+    out = experiment.snapkv_beyond_training(model, size, run)
+    assert out.shape == (2, 2, 3) and set(np.unique(out)) <= {0.0, 1.0}
+    batch = needle_prompts(size.model.vocab, 3, 96, run.generator("grid", 96, 1), depth=1.0)
+    expected = experiment.correct(snapkv_generate(model, batch.tokens, 8, 2, window=2)[0], batch.answer)
+    assert np.array_equal(out[1, 1], expected)
+
+
+def test_full_candidates_are_recipes_of_full():
+    from feature_learning.book.profiles import override
+
+    for change in experiment.FULL_CANDIDATES.values():
+        candidate = override(experiment.FULL, training=change)
+        assert candidate.model == experiment.FULL.model and candidate.training != experiment.FULL.training
+
+
 def test_locate_picks_the_layer_on_the_selection_prompts_and_measures_fresh_ones():
     vocab = experiment.CI.model.vocab
     model = experiment.new_model(DecoderConfig(n_layers=3, d_model=16, n_heads=2), 1).eval()
@@ -154,25 +177,32 @@ def test_the_authors_selection_keeps_what_ours_keeps_and_random_positions_are_so
 
 
 def test_source_map_entries_are_well_formed():
-    from feature_learning.book.claims import SOURCE_STATUSES
-
+    """Statuses are computed, never typed: an entry names its claims, or says why it has none."""
     ids = [entry["id"] for entry in experiment.SOURCE_MAP]
     assert len(ids) == len(set(ids))
     for entry in experiment.SOURCE_MAP:
-        assert entry["status"] in SOURCE_STATUSES
-        assert entry.get("note") or entry["status"] in ("reproduced", "reproduced on an analogue", "verified")
-        if entry["status"] == "not attempted":
+        assert "status" not in entry
+        if "printed" in entry:  # an erratum
+            assert entry.get("correct")
+        elif entry.get("not_attempted"):
             assert not entry.get("claims")
-        elif entry["status"] != "not testable here":
-            assert entry.get("claims"), entry["id"]
+        else:
+            assert entry.get("claims") or entry.get("not_testable"), entry["id"]
 
 
-def test_full_run_values_read_the_stored_layer_accuracies():
+def test_full_run_values_read_the_stored_record_not_the_sizes():
     record = {"ledger": {"claims": [{"id": "filter_layer_peak", "measured": "[0.5329, 0.146, 0.3849]"}]}}
-    values = experiment.full_run_values(record, experiment.FULL)
+    values = experiment.full_run_values(record)
     assert values == {"full_layer_accs": "0.53, 0.15, 0.38", "full_layers": "3",
-                      "full_train_steps": f"{experiment.FULL.training.steps:,}"}
-    assert experiment.full_run_values(None, experiment.FULL)["full_layer_accs"] == "not stored"
+                      "full_train_steps": "a number of steps that the stored record does not keep"}
+    assert experiment.full_run_values(None)["full_layer_accs"] == "not stored"
+    stored = experiment.training_record(8000, None, 8000)
+    record["ledger"]["claims"].append({"id": experiment.TRAINING_CLAIM, "measured": stored})
+    assert experiment.full_run_values(record)["full_train_steps"] == (
+        "8,000 steps (budget 8,000; training batches never answered)")
+    record["ledger"]["claims"][-1]["measured"] = str(experiment.training_record(1450, 1150, 20000))  # as text
+    assert experiment.full_run_values(record)["full_train_steps"] == (
+        "1,450 steps (budget 20,000; training batches answered at step 1,150)")
 
 
 def test_smoke_values_read_the_stored_cuda_smoke():

@@ -4,6 +4,7 @@ measurements."""
 
 from __future__ import annotations
 
+import ast
 import collections
 import dataclasses
 import functools
@@ -297,6 +298,21 @@ def accuracy_grid(model: RopeDecoder, layer: int, size: GemFilterSizes, run: Run
     return AccuracyGrid(grid.lengths, depths, full, gem, size.training.n_max, rand)
 
 
+def snapkv_beyond_training(model: RopeDecoder, size: GemFilterSizes, run: Run) -> np.ndarray:
+    """(depths, lengths beyond training, prompts) SnapKV's outcomes (``size.k`` entries per layer and head) on the
+    accuracy grid's own prompts at the lengths beyond the training length, paired with :func:`accuracy_grid`'s
+    outcomes there (``AccuracyGrid.outcomes(method, False)`` ravels them in the same order)."""
+    grid = size.grid
+    lengths = [n for n in grid.lengths if n > size.training.n_max]
+    out = np.zeros((grid.depths, len(lengths), grid.prompts))
+    for j, n in enumerate(lengths):
+        for i, depth in enumerate(np.linspace(0, 1, grid.depths)):
+            batch = needle_prompts(size.model.vocab, grid.prompts, n, run.generator("grid", n, i), depth=float(depth))
+            tokens, answer = batch.tokens.to(run.device), batch.answer.to(run.device)
+            out[i, j] = correct(snapkv_generate(model, tokens, size.k, 2, window=size.snapkv_window)[0], answer)
+    return out
+
+
 def kept_example(model: RopeDecoder, layer: int, generator: torch.Generator, n: int = 48, k: int = 8,
                  depth: float = 0.4) -> dict[str, str]:
     """One prompt, the k tokens GemFilter keeps and its answer, as text (the source's Fig. 9.1 style)."""
@@ -504,16 +520,42 @@ def kv_cache_sizes(model: RopeDecoder, tokens: torch.Tensor, layer: int, k: int,
             "one-run": cache_bytes(one_run_generate(model, tokens, layer, k, generated)[1])}
 
 
-def full_run_values(record: dict | None, full: GemFilterSizes) -> dict[str, str]:
+TRAINING_CLAIM = "training_converged"  # the claim whose measured value stores the steps a run trained
+
+
+def training_record(steps: int, converged_at: int | None, budget: int) -> dict[str, int | str]:
+    """What ``training_converged`` stores in the ledger: the steps run, the step at which the training batches were
+    answered ("never" if they were not) and the step budget, so that a stored run says how long it trained."""
+    return {"steps run": int(steps), "answered at step": "never" if converged_at is None else int(converged_at),
+            "budget": int(budget)}
+
+
+def _stored_value(value):
+    """A claim's stored measured value: the list or dict itself, or the Python/JSON text the ledger kept of it."""
+    if isinstance(value, str) and value[:1] in "[{":
+        try:
+            return ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            return json.loads(value)
+    return value
+
+
+def full_run_values(record: dict | None) -> dict[str, str]:
     """What the chapter's full-run section quotes from the stored ``full`` run (``results/full/gemfilter.json``) beyond
     the claims' printed values: the accuracy at each filter layer behind ``filter_layer_peak`` (two decimals, layer
-    1 first), the number of layers, and the ``full`` training's step budget."""
+    1 first), the number of layers, and how long the run trained, read from the record (``training_converged``'s
+    stored value), never from the present sizes: a record that predates that claim says so."""
     claims = {c["id"]: c for c in ((record or {}).get("ledger") or {}).get("claims", [])}
-    measured = claims.get("filter_layer_peak", {}).get("measured")
-    accuracies = json.loads(measured) if isinstance(measured, str) else measured
+    accuracies = _stored_value(claims.get("filter_layer_peak", {}).get("measured"))
+    training = _stored_value(claims.get(TRAINING_CLAIM, {}).get("measured"))
+    if isinstance(training, dict):
+        answered = training.get("answered at step")
+        steps = (f"{training['steps run']:,} steps (budget {training['budget']:,}; training batches "
+                 + ("never answered)" if answered == "never" else f"answered at step {answered:,})"))
+    else:
+        steps = "a number of steps that the stored record does not keep"
     return {"full_layer_accs": ", ".join(f"{a:.2f}" for a in accuracies) if accuracies else "not stored",
-            "full_layers": str(len(accuracies)) if accuracies else "?",
-            "full_train_steps": f"{full.training.steps:,}"}
+            "full_layers": str(len(accuracies)) if accuracies else "?", "full_train_steps": steps}
 
 
 def plain_relation(text: str) -> str:

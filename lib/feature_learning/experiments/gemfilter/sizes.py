@@ -96,10 +96,26 @@ CI = override(
 )
 
 
+# The stored ``full`` run (6 layers, width 128, haystacks up to 128 tokens, 8000 steps at lr 3e-3) never answered
+# its training batches: fresh ask-last prompts scored 0.84 and no early layer located the needle. ``full``'s recipe
+# stays as it ran until a candidate below is shown to converge at these sizes: that needs a GPU (a training-only
+# sweep of the candidates side by side, a few minutes each) or CPU runs of 30-60 minutes per candidate at an
+# intermediate size (the book's model at n_max 128, or full's model at n_max 64, about 0.2-0.5 s a step on two
+# shared cores). The candidates, fixed before that run; the first whose training batches are answered within its
+# budget (``training_converged``) and whose fresh prompts pass ``train_accuracy`` becomes ``full``'s recipe:
+#   * "lower rate": lr 1e-3, Adam's step scaled down for a model twice as wide (muP-style: 3e-3 x 64/128, rounded
+#     down), the cause the record cannot separate from the longer plateau;
+#   * "longer budget": 20,000 steps at the same rate, the plateau before the two attention layers compose being
+#     longer at twice the haystack length;
+#   * "both": lr 1e-3 and 20,000 steps.
+FULL_CANDIDATES = {"lower rate": {"lr": 1e-3}, "longer budget": {"steps": 20_000},
+                   "both": {"lr": 1e-3, "steps": 20_000}}
+
+
 FULL = override(
     BOOK,
     model=DecoderConfig(n_layers=6, d_model=128, n_heads=8),  # a deeper model: more room for the three stages
-    training={"steps": 8000, "n_max": 128},
+    training={"steps": 8000, "n_max": 128},  # did not converge in the stored run: see FULL_CANDIDATES above
     grid={"lengths": (16, 32, 64, 96, 128, 192, 256), "prompts": 32},
     probe={"length": 128},
     k=32,
