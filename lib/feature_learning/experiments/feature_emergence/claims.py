@@ -274,8 +274,10 @@ SOURCE_MAP = [
      "what": r"$\mathcal{D}_A^{\mathrm{mix}}$ has balanced classes and $\gamma = (1 - p_o)/2$"},
     {"id": "thm2", "where": "Thm 2, Cor. 3", "claims": ["ntk_hinge", "rf_hinge"],
      "what": r"fixed features need exponentially many features or norm: hinge $\ge p_o(1 - \sqrt{2N}B/2^k)$",
-     "note": r"vacuous at $N = 600$ features and $k = 5$ for $B \ge 0.924$; a non-vacuous test needs odd "
-             r"$k \ge 11$ ($D \ge 16k$), not built; its direction is carried by Table 1's NTK and RF accuracies"},
+     "note": r"vacuous at $N = 600$ features and $k = 5$ for $B \ge 0.924$; at odd $k \ge 11$ ($D \ge 176$) the "
+             r"floor stays positive up to $B = 59$, but it never exceeds $p_o = 0.5$, which a model that learns "
+             "nothing meets (the untrained one's hinge is 1): such a check has no null that fails, so it is not "
+             "built; the bound's direction is carried by Table 1's NTK and RF accuracies"},
     {"id": "thm4", "where": "Thm 4", "claims": [],
      "what": "without input structure no polynomial SQ learner (mini-batch SGD included) learns the parity",
      "not_testable": r"an asymptotic SQ bound: at $D = 100$, $k = 5$ it asks for $\frac12\binom{100}{5}^{1/3} = "
