@@ -159,15 +159,46 @@ def test_lead_bound_leaves_room_above_the_majority_rate():
     assert fe.lead_bound(None) == 0.10 and fe.lead_bound(0.8) == 0.10 and fe.lead_bound(0.9) == pytest.approx(0.05)
 
 
-def test_prototype_claim_takes_the_status_its_seeds_earn():
+def test_prototype_claim_is_declared_once_and_counts_its_seeds():
     def claim(accs):
         acc = torch.tensor([[a, 0.5] for a in accs], dtype=D)
         result = fe.GroupResult(group=fe.Group("main", len(accs), 10), test_acc={"net": acc},
                                 test_hinge={}, max_cos={}, majority=torch.full_like(acc, 0.5), probes={}, history={})
         return fe.prototype_claim(result, 1000, 1.0)
 
-    assert "not_reproduced" not in claim([1.0, 0.995]) and "inconclusive" not in claim([1.0, 0.995])
-    assert claim([0.9, 0.95])["not_reproduced"] and claim([1.0, 0.9])["rate"] == (1, 2)
+    # the declaration is fixed, whatever the run measured; the rate counts the seeds that reach 0.99
+    assert claim([1.0, 0.995])["source_scale_only"] == claim([0.9, 0.95])["source_scale_only"]
+    assert claim([1.0, 0.9])["rate"] == (1, 2) and "not_reproduced" not in claim([0.9, 0.95])
+
+
+def test_source_cosine_declarations_are_the_caller_s_not_the_result_s():
+    close = fe.source_cosine(fe.SOURCE_N, 0.999, 0.8)
+    far = fe.source_cosine(fe.SOURCE_N, 0.997)
+    assert close["not_reproduced"] is None and far["not_reproduced"] is None  # never read off the prediction
+    assert abs(close["measured"] - 0.999) <= close["atol"] and abs(far["measured"] - 0.997) > far["atol"]
+    assert fe.source_cosine(fe.SOURCE_N, 0.997, not_reproduced="why")["not_reproduced"] == "why"
+    with_, without = (fe.interval_source_cosine(fe.BOOK.interval, j, s) for j, s in ((0, 0.994), (1, 0.965)))
+    assert abs(with_["measured"] - 0.994) > with_["atol"] and abs(without["measured"] - 0.965) > without["atol"]
+    mean, sd = fe.random_direction_cosine(100, 5)
+    assert mean == pytest.approx(0.0798, abs=1e-4) and (0.253 - mean) / sd == pytest.approx(6.4, abs=0.05)
+
+
+def test_source_map_names_each_result_once():
+    ids = [entry["id"] for entry in fe.SOURCE_MAP]
+    assert len(ids) == len(set(ids))
+    carried = [cid for entry in fe.SOURCE_MAP if "printed" not in entry for cid in entry["claims"]]
+    assert len(carried) == len(set(carried))  # no claim carries two results
+
+
+def test_theorem_schedule_and_the_extra_replicas_at_toy_sizes():
+    size = _tiny(init_replicas=3, probe_replicas=2, probe_test=100)
+    run = start_run("ci", 3, "cpu")
+    theorem = fe.theorem_schedule_experiment(size, run)
+    assert set(theorem.test_acc) == {"net"} and theorem.test_acc["net"].shape == (size.parity.seeds, 2)
+    init = fe.init_cosine_replicas(size.parity, run)
+    assert init.shape == (3,) and ((0 < init) & (init < 1)).all()
+    probes = fe.probe_one_replicas(size.parity, run)
+    assert probes.shape == (2,) and ((0 <= probes) & (probes <= 1)).all()
 
 
 def test_probe_is_blind_to_the_scale_of_its_features(gen):
@@ -202,6 +233,7 @@ def test_interval_and_hidden_experiments_at_toy_sizes():
     run = start_run("ci", 0, "cpu")
     iv = fe.interval_experiment(fe.IntervalSizes(D=20, k=6, low=4, m=5, n=400, n_test=200, n_probe=300), run)
     assert iv.gamma[1] > 0 and iv.cos_two.shape == (2,) and set(iv.probes) == {"init", "two"}
+    assert set(iv.test_acc) == {"ntk", "rf"} and iv.test_acc["ntk"].shape == iv.majority.shape == (2,)
     hid = fe.hidden_representation_experiment(fe.HiddenSizes(d=30, D=12, k=6, per_label=4, n=300, m=5), run)
     assert hid.W["init"].shape == (10, 30) and 0 < hid.cos_pred < 1
 

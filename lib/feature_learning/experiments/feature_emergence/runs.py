@@ -18,6 +18,8 @@ from feature_learning.data.sparse_coding import (
     parity_set,
 )
 from feature_learning.experiments.feature_emergence.sizes import (
+    INTERVAL_NTK_STEP,
+    INTERVAL_RF_STEP,
     PROBE_FIT,
     PROTOTYPE_STEP,
     FeatureEmergenceSizes,
@@ -35,6 +37,8 @@ from feature_learning.experiments.feature_emergence.stage import (
     max_cosine,
     paired_samples,
     probe,
+    sample_patterns,
+    stage_step,
     symmetric_init,
 )
 from feature_learning.measure.geometry import best_cosine_per_target, cosine_to
@@ -226,6 +230,42 @@ def _probe_rows(net: TwoLayerNet, batch: dict[str, torch.Tensor], idx: torch.Ten
     return probe(sub.features(x), batch["y"][idx, :PROBE_FIT], sub.features(xt), batch["y_test"][idx])
 
 
+# -- more replicas for two measurements of Experiment 1 that sit near their bounds -----------------------------
+def init_cosine_replicas(size: ParitySizes, run) -> torch.Tensor:
+    """max_i cos(w_i^(0), sum_A M_j) (R,) for ``size.init_replicas`` initialisations drawn as Experiment 1's are
+    (stream "init cosine"; the units' component orthogonal to span(M) included): the random features' cosine over
+    many more initialisations than the runs have (no training: cheap)."""
+    task = SparseCodingTask(size.D, size.D, size.k, parity_set(size.k), p_o=size.p_o)
+    out = []
+    for r in range(size.init_replicas):
+        g = run.generator("init cosine", r)
+        A = task.relevant_set(g)
+        net, perp = symmetric_init(size.k, size.D, size.d, size.m, task.sigma_tilde(), (1 - size.p_o) / 2, g)
+        out.append(max_cosine(net.W.detach(), _unit_direction(size.D, A), perp.pow(2).sum(-1)))
+    return torch.cat(out)
+
+
+def probe_one_replicas(size: ParitySizes, run) -> torch.Tensor:
+    """The converged probe on the step-one features (:func:`probe`) for ``size.probe_replicas`` replicas of
+    Experiment 1 with input structure (stream "probe replicas": their own A, initialisation and samples), tested on
+    ``size.probe_test`` fresh samples each: test accuracy (R,). Step 1 only, batched over the replicas."""
+    task = SparseCodingTask(size.D, size.D, size.k, parity_set(size.k), p_o=size.p_o)
+    sigma_tilde, gamma = task.sigma_tilde(), (1 - size.p_o) / 2
+    nets, parts = [], {"x": [], "y": [], "x_test": [], "y_test": []}
+    for r in range(size.probe_replicas):
+        g = run.generator("probe replicas", r)
+        A = task.relevant_set(g)
+        nets.append(symmetric_init(size.k, size.D, size.D, size.m, sigma_tilde, gamma, g)[0])
+        for count, xs, ys in ((size.n, "x", "y"), (size.probe_test, "x_test", "y_test")):
+            z, y = sample_patterns(task, count, A, g)
+            parts[xs].append(z), parts[ys].append(y)
+    device = run.device
+    batch = {key: torch.stack(value).to(dtype=torch.float32, device=device) for key, value in parts.items()}
+    init = _stack_nets(nets).to(dtype=torch.float32, device=device)
+    one, _ = two_steps(init, batch["x"], batch["y"], first_steps(size.k, size.m, sigma_tilde, gamma))
+    return _probe_rows(one, batch, torch.arange(size.probe_replicas, device=device))
+
+
 # -- Experiment 1, its prototype stage and the variants of E.2.1-E.2.2: the chapter's parity runs ---------------
 def parity_groups(size: FeatureEmergenceSizes) -> list[Group]:
     """E.1.1 ("main") and the variants of E.2.1 (input dimension d = D and 20 D) and E.2.2 (class shares)."""
@@ -251,12 +291,23 @@ def prototype_stage_experiment(size: FeatureEmergenceSizes, run) -> GroupResult:
     return results["main"]
 
 
+def theorem_schedule_experiment(size: FeatureEmergenceSizes, run) -> GroupResult:
+    """Experiment 1's main group (the same streams) with Theorem 26's own schedule after step 2: eta = k^2/(T m^(1/3))
+    for every parameter, constant, sigma_xi = 0; the network only."""
+    P = size.parity
+    results, _ = parity_program([Group("main", P.seeds, P.d, probes=False)], P, run,
+                                eta_a=stage_step(P.k, P.m, P.steps), first_layer_factor=1.0, decay=False,
+                                baselines=False)
+    return results["main"]
+
+
 # -- Experiment 3: interval labels (E.1.2) --------------------------------------------------------------------------
 @dataclasses.dataclass
 class IntervalResult:
     """With structure (index 0) and without (1): the exact positive rate and gamma of the law, the test positive
-    rate, the best cosine with sum_A M_j after two steps with its derived prediction and standard deviation, and
-    probes on the random features at initialisation and on the two-step features."""
+    rate, the best cosine with sum_A M_j after two steps with its derived prediction and standard deviation,
+    probes on the random features at initialisation and on the two-step features, and the test accuracy of the
+    NTK and random-feature models."""
 
     pos_rate: torch.Tensor  # (2,) exact
     gamma: torch.Tensor  # (2,) exact
@@ -266,14 +317,42 @@ class IntervalResult:
     cos_pred: torch.Tensor  # (2,)
     cos_sd: torch.Tensor  # (2,)
     probes: dict[str, torch.Tensor]  # "init", "two": (2,)
+    test_acc: dict[str, torch.Tensor]  # "ntk", "rf": (2,) after the classifier stage's steps
+    majority: torch.Tensor  # (2,) the majority rate of the test set
+
+
+def interval_task(size: IntervalSizes) -> SparseCodingTask:
+    """E.1.2's law with structure (``without_structure()``: all patterns at 1/2), in pattern coordinates."""
+    return SparseCodingTask(size.D, size.D, size.k, interval_set(size.low, size.k), law="bernoulli", p_o=0.5,
+                            p_in=size.p_in)
+
+
+def interval_cosine(size: IntervalSizes, n: int) -> tuple[list[float], list[float]]:
+    """The derived step-2 cosine under interval labels at sample size n and its standard deviation over samples
+    (one seed), with structure and without: the finite-sample formula with the interval law's exact gamma and
+    covariance (the k - 1 directions of A orthogonal to g add p_in (1 - p_in) each, the background 1/4 each)."""
+    task, k = interval_task(size), size.k
+    preds, sds = [], []
+    for p_in, member in ((size.p_in, task), (0.5, task.without_structure())):
+        var_sq = member.sigma_tilde() ** 2
+        gam, v_in, v_out = float(interval_constants(k, size.low, p_in).gamma), p_in * (1 - p_in), 0.25
+        g_sq = k * gam**2 / var_sq
+        t_perp = ((k - 1) * v_in + (size.D - k) * v_out) / var_sq
+        t_perp_sq = ((k - 1) * v_in**2 + (size.D - k) * v_out**2) / var_sq**2
+        preds.append(float(second_step_cosine_general(g_sq, t_perp, n)))
+        sds.append(float(second_step_cosine_sd(g_sq, t_perp, t_perp_sq, n)))
+    return preds, sds
 
 
 def interval_experiment(size: IntervalSizes, run) -> IntervalResult:
     """E.1.2: y = +1 iff sum_A phi~ in [low, k]; Pr[phi~_j = 1] = p_in on A and 1/2 elsewhere (with structure) or
     1/2 everywhere (without). Two full-batch steps with the theorem's schedule (gamma of the structured law, exact,
-    for the initialisation scale and eta^(1), in both settings), in pattern coordinates, then probes."""
+    for the initialisation scale and eta^(1), in both settings), in pattern coordinates, then probes, and the
+    fixed-feature models (NTK and random features) trained by :func:`~.stage.classifier_stage` for ``steps`` steps
+    with steps tuned as in Experiment 1 (``INTERVAL_NTK_STEP``, ``INTERVAL_RF_STEP``; the network is trained beside
+    them but not reported: its stage is tuned for k = 5)."""
     k = size.k
-    task = SparseCodingTask(size.D, size.D, k, interval_set(size.low, k), law="bernoulli", p_o=0.5, p_in=size.p_in)
+    task = interval_task(size)
     exact = [interval_constants(k, size.low, p) for p in (size.p_in, 0.5)]
     gamma = float(exact[0].gamma)
     g = run.generator("interval")
@@ -283,25 +362,21 @@ def interval_experiment(size: IntervalSizes, run) -> IntervalResult:
     init = _stack_nets([net], 2).to(device=run.device)
     _, two = two_steps(init, data["x"], data["y"], first_steps(k, size.m, task.sigma_tilde(), gamma))
     v = _unit_direction(size.D, A).to(run.device)
-    preds, sds = [], []
-    for p_in, law, member in ((size.p_in, exact[0], task), (0.5, exact[1], task.without_structure())):
-        var_sq = member.sigma_tilde() ** 2
-        gam, v_in, v_out = float(law.gamma), p_in * (1 - p_in), 0.25
-        g_sq = k * gam**2 / var_sq
-        t_perp = ((k - 1) * v_in + (size.D - k) * v_out) / var_sq
-        t_perp_sq = ((k - 1) * v_in**2 + (size.D - k) * v_out**2) / var_sq**2
-        preds.append(float(second_step_cosine_general(g_sq, t_perp, size.n)))
-        sds.append(float(second_step_cosine_sd(g_sq, t_perp, t_perp_sq, size.n)))
+    preds, sds = interval_cosine(size, size.n)
     probes = {name: probe(net_.features(data["x"]), data["y"], net_.features(data["x_test"]), data["y_test"],
                           n_fit=size.n_probe) for name, net_ in (("init", init), ("two", two))}
+    cos_two, cos_init = max_cosine(two.W, v), max_cosine(init.W, v)  # before the stage trains the network
+    stage = classifier_stage(two, init, data, k=k, steps=size.steps, batch=size.batch, log_every=size.steps,
+                             generator=run.generator("interval", "stage"), ntk_step=INTERVAL_NTK_STEP,
+                             rf_step=INTERVAL_RF_STEP)
     yt = data["y_test"]
     return IntervalResult(
         pos_rate=torch.tensor([float(e.pos_rate) for e in exact], dtype=torch.float64),
         gamma=torch.tensor([float(e.gamma) for e in exact], dtype=torch.float64),
-        test_pos_rate=(yt > 0).double().mean(-1).cpu(), cos_two=max_cosine(two.W, v),
-        cos_init=max_cosine(init.W, v),
+        test_pos_rate=(yt > 0).double().mean(-1).cpu(), cos_two=cos_two, cos_init=cos_init,
         cos_pred=torch.tensor(preds, dtype=torch.float64), cos_sd=torch.tensor(sds, dtype=torch.float64),
-        probes=probes)
+        probes=probes, test_acc={name: stage.test_acc[name] for name in ("ntk", "rf")},
+        majority=torch.maximum((yt > 0).double().mean(-1), (yt < 0).double().mean(-1)).cpu())
 
 
 # -- Appendix E.2.3: the sample size ------------------------------------------------------------------------------
@@ -460,7 +535,7 @@ def injection_experiment(size: InjectionSizes, run) -> InjectionResult:
     digits, target = load_digits()
     train_idx, test_idx = random_split(len(digits), size.n_student, g)
     x_train, y_train, x_test = digits[train_idx], target[train_idx], digits[test_idx]
-    u_train, u_test = gaussian_like(x_train, size.n_student, g), gaussian_like(x_train, size.n_student // 2, g)
+    u_train, u_test = gaussian_like(x_train, size.n_student, g), gaussian_like(x_train, size.n_injected_test, g)
     d, classes = x_train.shape[1], int(target.max()) + 1
     teacher = init_lecun(1, d, size.teacher_width, d_out=classes, generator=g)
 

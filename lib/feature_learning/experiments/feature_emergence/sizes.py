@@ -30,6 +30,9 @@ class ParitySizes:
     log_every: int = 20
     seeds: int = 5  # the source averages five seeds
     prototype_seeds: int = 4  # the main group again with the notes' prototype stage (its first seeds are main's)
+    init_replicas: int = 64  # initialisations for the random features' cosine (no training)
+    probe_replicas: int = 6  # replicas of step 1 for the probe on the step-one features (their own streams)
+    probe_test: int = 10_000  # fresh test samples of each of those probes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,8 +64,10 @@ class IntervalSizes:
     p_in: float = 2 / 3
     m: int = 100
     n: int = 50_000  # the source's sample (two full-batch steps only: cheap in pattern coordinates)
-    n_test: int = 5000
+    n_test: int = 20_000  # the fixed-feature models' accuracies sit near their bounds: a small binomial se
     n_probe: int = 5000  # samples the probes are fitted on
+    steps: int = 200  # T of the fixed-feature models (the source's T = 200 for E.1.2)
+    batch: int = 1000  # their mini-batch (E.1.1's)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,7 +107,8 @@ class InjectionSizes:
     alpha: float = 0.5  # share of injected inputs in the mixture student's training set
     lr: float = 1e-2
     reg: float = 1.0  # weight of R1 + R2 on the injected inputs while training the teacher
-    seeds: int = 4  # students' initialisations (one teacher)
+    seeds: int = 8  # students' initialisations (one teacher), a batch axis
+    n_injected_test: int = 5000  # fresh Gaussian inputs the students are tested on (the digits' test set is fixed)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,6 +129,7 @@ CI = override(
             "n_test": 2000, "steps": 200, "seeds": 2},  # fewer steps and seeds: the time of the batched program
     variants={"seeds": 1, "dims": (50, 1000)},  # one seed per variant; d = D and 20 D of ci's D
     samples={"seeds": 1},  # one seed per sample size
+    interval={"batch": 500},  # the classifier stage's batch of ci's parity runs
     hidden={"n": 3000},  # a smaller sample: the prediction's tolerance follows n
     mixture={"experiments": ((100, 4, 1.0, 40), (25, 4, 0.7, 25), (100, 5, 1.0, 40)),  # half the epochs
              "n": 3000, "n_test": 2000},
@@ -152,6 +159,12 @@ PROTOTYPE_STEP = 100.0  # eta_a of the chapter notes' prototype stage (constant)
 BASELINE_TUNING = {1e-4: (0.7733, 0.7405), 3e-4: (0.8343, 0.7405), 1e-3: (0.8375, 0.7408), 3e-3: (0.8195, 0.7405),
                    0.01: (0.7835, 0.7405), 0.03: (0.7825, 0.7983), 0.1: (0.7615, 0.8190), 0.3: (0.7450, 0.8185),
                    1.0: (0.7298, 0.7953), 10.0: (0.7315, 0.7718)}
+# The same for the fixed-feature models under interval labels (E.1.2; k = 30 makes the features 30 times smaller):
+# one tuning seed (run seed 100, ci sizes, test accuracy with structure), the grid 1e-3 ... 1e4 in factors of 10
+INTERVAL_NTK_STEP = 10.0
+INTERVAL_RF_STEP = 100.0
+INTERVAL_TUNING = {1e-3: (0.5772, 0.5772), 0.01: (0.5772, 0.5772), 0.1: (0.8044, 0.5772), 1.0: (0.959, 0.5772),
+                   10.0: (0.9736, 0.6576), 100.0: (0.972, 0.7696), 1e3: (0.9716, 0.762), 1e4: (0.9716, 0.7588)}
 PROBE_C = 1.0  # inverse penalty of the logistic probes on standardised features (scikit-learn's default)
 PROBE_ITERATIONS = 10  # Newton steps of the probes (their accuracy no longer changes after five)
 PROBE_FIT = 3000  # training samples a probe is fitted on (at most; the cost is n p^2 per Newton step)

@@ -94,20 +94,22 @@ def stage_gradients(net: TwoLayerNet, rf: TwoLayerNet, init: TwoLayerNet, ntk: T
 
 def classifier_stage(two: TwoLayerNet, init: TwoLayerNet, data: dict[str, torch.Tensor], *, k: int, steps: int,
                      batch: int, log_every: int, generator: torch.Generator, eta_a: float = SECOND_LAYER_STEP,
-                     decay: bool = True, baselines: bool = True) -> StageResult:
+                     decay: bool = True, baselines: bool = True,
+                     first_layer_factor: float = FIRST_LAYER_FACTOR, ntk_step: float = NTK_STEP,
+                     rf_step: float = RF_STEP) -> StageResult:
     """Steps t = 3..T of the network (mini-batch SGD of the hinge loss, sigma_xi = 0, lambda = 0) and, side by side,
     the same number of SGD steps of the two fixed-feature models of Appendix E.1 on the same mini-batches: random
     features (the second layer of the initial network) and the NTK model (the network linearised at initialisation,
     trained in parameter space). Step sizes: ``eta_a`` (default ``SECOND_LAYER_STEP``) for the network's a,
-    ``FIRST_LAYER_FACTOR`` times the theorem's eta = k^2/(T m^(1/3)) for its W and b, ``RF_STEP`` and
-    ``NTK_STEP`` for the baselines (trained only with ``baselines``), all times :func:`stage_schedule` (constant
-    without ``decay``). Runs in
-    float32; ``data`` has x, y (train) and x_test,
-    y_test, each batched over the replicas R, and optionally the class weights ``alpha`` (R, n) of the training
-    samples (:func:`~.first_steps.class_weights`: the class-weighted hinge, for imbalanced classes; default 1)."""
+    ``first_layer_factor`` (default ``FIRST_LAYER_FACTOR``) times the theorem's eta = k^2/(T m^(1/3)) for its W
+    and b, ``rf_step`` and ``ntk_step`` (default ``RF_STEP`` and ``NTK_STEP``) for the baselines (trained only
+    with ``baselines``), all times :func:`stage_schedule` (constant without ``decay``). Runs in float32; ``data``
+    has x, y (train) and x_test, y_test, each batched over the replicas R, and optionally the class weights
+    ``alpha`` (R, n) of the training samples (:func:`~.first_steps.class_weights`: the class-weighted hinge, for
+    imbalanced classes; default 1)."""
     x, y, xt, yt = (data[key].float() for key in ("x", "y", "x_test", "y_test"))
     alpha = data["alpha"].float() if "alpha" in data else torch.ones_like(y)
-    eta = FIRST_LAYER_FACTOR * stage_step(k, init.width // 2, steps)
+    eta = first_layer_factor * stage_step(k, init.width // 2, steps)
     net = two.to(torch.float32)
     init32 = dataclasses.replace(init, trained=()).to(torch.float32)
     rf = dataclasses.replace(init32, trained=("a",)).detached()
@@ -128,8 +130,8 @@ def classifier_stage(two: TwoLayerNet, init: TwoLayerNet, data: dict[str, torch.
 
     groups = net.param_groups(lr={"W": eta, "b": eta, "a": eta_a})
     if baselines:
-        groups += rf.param_groups(lr={"a": RF_STEP}) + ntk.param_groups(lr={"W": NTK_STEP, "b": NTK_STEP,
-                                                                            "a": NTK_STEP})
+        groups += rf.param_groups(lr={"a": rf_step}) + ntk.param_groups(lr={"W": ntk_step, "b": ntk_step,
+                                                                            "a": ntk_step})
     stage = steps - 2
     with torch.no_grad():
         history = train(groups, None, OptimConfig(stage, 1.0, optimizer="gd", warmup=0,
