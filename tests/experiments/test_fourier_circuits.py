@@ -1,5 +1,6 @@
 """The Fourier-circuit chapter's sizes, recipes, trainers and runs, checked against independent computations."""
 
+import math
 import types
 
 import pytest
@@ -107,9 +108,13 @@ def test_grokking_delay_median_and_ratio():
                    generalise=torch.tensor([450.0, 72.0, 300.0, inf, inf], dtype=torch.float64))
     delay = g.delay
     assert delay[0] == 360 and delay[1] == 0 and delay[2] == -inf and delay[3].isnan() and delay[4] == inf
-    assert g.median(delay) == 180  # (0 + 360) / 2 of -inf, 0, 360, inf
-    assert g.median(g.lag_ratio) == pytest.approx(3.0)  # 5, 1, 0, nan, inf: nan left out, (1 + 5) / 2
-    assert g.median(torch.tensor([3.0, nan, 1.0, 2.0])) == 2.0
+    assert math.isnan(g.median(delay))  # a replica that reached neither target is never left out
+    assert g.median(delay[[0, 1, 2, 4]]) == 180  # (0 + 360) / 2 of -inf, 0, 360, inf
+    assert math.isnan(g.median(g.lag_ratio))
+    assert math.isnan(g.median(torch.tensor([3.0, nan, 1.0, 2.0]))) and g.median(torch.tensor([3.0, 1.0, 2.0])) == 2
+    assert g.fitted == (3, 5) and g.generalised == (3, 5)
+    assert math.isnan(ex.min_or_nan([1.0, nan])) and math.isnan(ex.min_or_nan([nan, 1.0]))
+    assert ex.min_or_nan([2, 1]) == 1
 
 
 def test_margin_run_summary_on_a_small_recipe(monkeypatch):
@@ -156,15 +161,97 @@ def test_median_lag_ratio_carries_a_bootstrap_se_and_the_no_grokking_null():
     assert est.value == 5.0 and 0 < est.se < 4
 
 
-def test_weaker_at_largest_k_and_its_pairs():
-    def run(k, delays):
-        d = torch.tensor(delays, dtype=torch.float64)
-        return ex.GrokRun(k, 5, None, None, fit=torch.full_like(d, 10.0), generalise=10.0 + d)
+def _grok_run(k, fit, gen, steps=(0, 50, 100)):
+    fit, gen = torch.tensor(fit, dtype=torch.float64), torch.tensor(gen, dtype=torch.float64)
+    history = {"step": torch.tensor(steps), "train_acc": torch.zeros(len(steps), len(fit))}
+    return ex.GrokRun(k, 5, None, types.SimpleNamespace(history=history), fit=fit, generalise=gen)
 
-    grok = {2: run(2, [100.0, 200.0, 300.0]), 3: run(3, [150.0, 50.0, 250.0]), 4: run(4, [10.0, float("inf"), 20.0])}
-    assert ex.weaker_at_largest_k(grok)  # median 20 < 150, 200
-    assert ex.weaker_at_largest_k(grok, [0, 2]) and not ex.weaker_at_largest_k(grok, [0, 1])  # (10 + inf) / 2
-    assert ex.weaker_at_largest_k_pairs(grok) == (1, 3)
+
+def _delays(k, delays):
+    d = [float(x) for x in delays]
+    return _grok_run(k, [10.0] * len(d), [10.0 + x for x in d])
+
+
+def test_weaker_at_k_compares_the_named_k_and_its_pairs():
+    grok = {2: _delays(2, [100, 200, 300]), 3: _delays(3, [150, 50, 250]), 4: _delays(4, [10, float("inf"), 20])}
+    assert ex.weaker_at_k(grok, 4)  # median 20 < 150, 200
+    assert ex.weaker_at_k(grok, 4, [0, 2]) and not ex.weaker_at_k(grok, 4, [0, 1])  # (10 + inf) / 2
+    assert ex.weaker_at_k_pairs(grok, 4) == (1, 3)
+    grok[5] = _delays(5, [-500, -400, -600])  # a larger k does not replace the named one
+    assert ex.weaker_at_k(grok, 4) and ex.weaker_at_k(grok, 5)
+    grok[4] = _delays(4, [400, 500, 600])
+    assert not ex.weaker_at_k(grok, 4) and ex.weaker_at_k(grok, 5)
+    assert ex.monotone_in_k({2: grok[2], 3: _delays(3, [50, 60, 70]), 4: _delays(4, [10, 20, 30])})
+    assert not ex.monotone_in_k(grok)
+
+
+def test_weaker_at_k_is_false_on_a_nan_median_whatever_the_order():
+    inf = float("inf")
+    never = _grok_run(3, [inf, inf, inf], [inf, inf, inf])  # delay inf - inf: nan
+    for order in ((2, 3, 4), (3, 2, 4)):
+        runs = {2: _delays(2, [100, 200, 300]), 3: never, 4: _delays(4, [10, 20, 30])}
+        grok = {k: runs[k] for k in order}
+        assert not ex.weaker_at_k(grok, 4) and not ex.monotone_in_k(grok)
+        assert ex.fitted_below(grok, 4) == (6, 9)
+    grok = {2: _delays(2, [100, 200, 300]), 3: _delays(3, [50, 60, 70]), 4: never}
+    assert not ex.weaker_at_k(grok, 4)
+
+
+def _ledger():
+    from feature_learning.book.claims import ClaimLedger
+
+    return ClaimLedger("fourier_circuits", "test", profile="ci", seed=0)
+
+
+def _attention(k, replicas=5, ratio=4.0):
+    conc = torch.full((replicas, 2), 0.1, dtype=torch.float64)
+    return ex.AttentionConcentration(k, 5, torch.zeros(replicas, 2, 5, 5), torch.zeros(replicas, 2, 5, 5),
+                                     conc * ratio + 0.01 * torch.arange(replicas)[:, None], conc)
+
+
+def _full_like_sweep():
+    """The stored full run's pattern: k = 3 and 4 never fit nor generalise, k = 5 generalises before it fits."""
+    inf = float("inf")
+    return {2: _grok_run(2, [100.0, 100.0, 100.0], [90.0, 60.0, 80.0]),
+            3: _grok_run(3, [inf, inf, inf], [inf, inf, inf]), 4: _grok_run(4, [inf, inf, inf], [inf, inf, inf]),
+            5: _grok_run(5, [100.0, 100.0, inf], [50.0, 20.0, 30.0])}
+
+
+def test_transformer_claims_cannot_pass_on_replicas_that_never_learned():
+    ledger = _ledger()
+    ex.record_transformer_claims(ledger, _full_like_sweep(), _attention(4), steps=100)
+    claims = {c.id: c for c in ledger.claims}
+    for cid in ("grokking_weaker_at_k4", "grokking_weaker_at_k4_two", "grokking_monotone_in_k", "transformers_fit",
+                "fit_steps_grow_with_k", "transformer_concentration", "transformer_concentration_5"):
+        assert not claims[cid].ok, cid
+    assert claims["grokking_weaker_at_k4"].trained == (3, 9) and "k=4: nan" in claims["grokking_weaker_at_k4"].measured
+    assert "k=5" not in claims["grokking_weaker_at_k4"].measured
+    assert claims["transformer_concentration"].trained == (0, 3)
+    assert claims["grokking_present_every_k"].trained == (5, 12)  # not testable, but never measured on a nan quietly
+    assert claims["grokking_present_every_k"].measured == "nan"
+
+
+def test_grokking_present_k2_fails_when_a_replica_never_fits():
+    inf = float("inf")
+    grok = {2: _grok_run(2, [10.0, 10.0, inf], [50.0, 60.0, 70.0]), 3: _delays(3, [5, 6, 7]),
+            4: _delays(4, [1, 2, 3])}
+    ledger = _ledger()
+    ex.record_transformer_claims(ledger, grok, _attention(3), steps=100)
+    claims = {c.id: c for c in ledger.claims}
+    assert not claims["grokking_present_k2"].ok and claims["grokking_present_k2"].trained == (2, 3)
+    assert claims["grokking_present_k2"].measured == "nan"
+    assert not claims["grokking_weaker_at_k4"].ok and not claims["transformers_fit"].ok
+
+
+def test_transformer_claims_pass_on_a_sweep_that_learned():
+    grok = {2: _delays(2, [100, 200, 300]), 3: _grok_run(3, [20.0] * 3, [60.0, 70.0, 80.0]),
+            4: _grok_run(4, [30.0] * 3, [30.0, 40.0, 50.0])}
+    ledger = _ledger()
+    ex.record_transformer_claims(ledger, grok, _attention(3), steps=100)
+    claims = {c.id: c for c in ledger.claims}
+    for cid in ("grokking_present_k2", "grokking_weaker_at_k4", "grokking_monotone_in_k", "transformers_fit",
+                "fit_steps_grow_with_k", "transformer_concentration"):
+        assert claims[cid].ok, (cid, claims[cid].status)
 
 
 def test_attention_ratio_per_replica_and_its_five_replica_blocks():

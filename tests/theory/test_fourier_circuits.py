@@ -141,9 +141,22 @@ def test_single_neuron_checks_report_the_same_numbers(derivation):
     assert check.phase_error_ratio == pytest.approx(math.cos(1.0), rel=1e-10)
     assert check.reduction_error < 1e-10 and check.random_ratio < 1
     assert len(check.ascent_ratios) == 2
+    assert check.ascent_power.min() > 1 - 1e-6 and check.ascent_same_frequency.all() and check.ascent_phase.max() < 1e-4
     (skipped,) = fc.single_neuron_checks([(2, 5)], derivation, torch.Generator().manual_seed(0), random_neurons=1,
                                          ascent_points=24)
     assert len(skipped.ascent_ratios) == 0
+
+
+def test_neuron_sparsity_of_a_cosine_neuron_and_of_a_two_frequency_one():
+    u, w = fc.optimal_neuron(3, 7, 2, [0.3, -1.0, 2.0])
+    power, same, phase = fc.neuron_sparsity(torch.tensor(u)[None], torch.tensor(w)[None])
+    assert float(power[0]) == pytest.approx(1.0, abs=1e-12) and bool(same[0]) and float(phase[0]) < 1e-12
+    u2, w2 = fc.optimal_neuron(3, 7, 1, [0.3, -1.0, 2.0])
+    mixed = torch.tensor(u + 0.5 * u2)[None]
+    power, same, phase = fc.neuron_sparsity(mixed, torch.tensor(w)[None])
+    assert float(power[0]) < 0.9 and bool(same[0])
+    _, _, phase = fc.neuron_sparsity(torch.tensor(u)[None], torch.tensor(-w)[None])  # a sign is a phase pi
+    assert float(phase[0]) == pytest.approx(math.pi)
 
 
 @pytest.mark.parametrize("k", range(1, 7))

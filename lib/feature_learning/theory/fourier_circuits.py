@@ -20,7 +20,7 @@ import sympy as sp
 import torch
 
 from feature_learning.data.modular import all_tuples, modular_sum
-from feature_learning.measure.fourier import wrap_angle
+from feature_learning.measure.fourier import dominant_frequency, max_normalized_power, phase_at, wrap_angle
 from feature_learning.measure.metrics import class_weighted_margins, margins
 from feature_learning.models.poly_net import poly_net_from_neurons
 
@@ -331,12 +331,14 @@ def _project(u: torch.Tensor, w: torch.Tensor):
     return u / norm[:, None, None], w / norm[:, None]
 
 
-def single_neuron_ascent(k: int, p: int, starts: int, steps: int, generator: torch.Generator) -> torch.Tensor:
+def single_neuron_ascent(k: int, p: int, starts: int, steps: int, generator: torch.Generator,
+                         return_neurons: bool = False):
     """Projected gradient ascent of the single-neuron objective (Definitions C.12-C.13, by brute force over Z_p^k)
     on the unit sphere sum ||u_j||^2 + ||w||^2 = 1, from ``starts`` random neurons. Monotone: a step
     x -> (x + eta grad) / ||.|| is taken only if it does not lower the objective, and eta grows by 1.2 after a taken
     step and halves after a refused one. Returns the objective at the end, one value per start (R,): an optimiser's
-    view of the maximum that Lemma C.15 computes, which uses neither the Fourier reduction nor gamma*."""
+    view of the maximum that Lemma C.15 computes, which uses neither the Fourier reduction nor gamma*. With
+    ``return_neurons``, also the neurons it ends at: u (R, k, p) and w (R, p)."""
     u, w = _project(torch.randn(starts, k, p, generator=generator, dtype=torch.float64),
                     torch.randn(starts, p, generator=generator, dtype=torch.float64))
     eta = None
@@ -353,7 +355,20 @@ def single_neuron_ascent(k: int, p: int, starts: int, steps: int, generator: tor
             u = torch.where(better[:, None, None], new_u, u)
             w = torch.where(better[:, None], new_w, w)
             eta = torch.where(better, 1.2 * eta, 0.5 * eta)
-    return single_neuron_objective_torch(u, w)
+    value = single_neuron_objective_torch(u, w)
+    return (value, u, w) if return_neurons else value
+
+
+def neuron_sparsity(u: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Theorem 4.9 (2) on single neurons u (R, k, p), w (R, p): per neuron, the smallest one-sided max normalised
+    power over its k+1 parts (1 for a pure cosine), whether all parts share their dominant frequency, and the phase
+    residual |sum_j theta_uj - theta_w| (rad, wrapped) at the dominant frequency of w."""
+    parts = torch.cat([u, w[:, None, :]], dim=1)  # (R, k+1, p)
+    top, freq = max_normalized_power(parts), dominant_frequency(parts)  # (R, k+1)
+    same = (freq == freq[:, -1:]).all(dim=1)
+    angle = phase_at(parts, freq[:, -1:].expand_as(freq))
+    residual = wrap_angle(angle[:, :-1].sum(1) - angle[:, -1])
+    return top.min(dim=1).values, same, residual.abs()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -368,6 +383,11 @@ class SingleNeuronCheck:
     phase_error_ratio: float  # the same with theta_w off by 1 rad / gamma: cos(1) by (C.13)
     random_ratio: float  # best of the random unit-norm neurons / gamma
     ascent_ratios: np.ndarray  # projected gradient ascent from random starts / gamma, one per start (or none)
+    ascent_power: np.ndarray = dataclasses.field(default_factory=lambda: np.empty(0))  # per start: the smallest max
+    # normalised power over the neuron's k+1 parts where the ascent ends (Thm 4.9 (2): 1)
+    ascent_same_frequency: np.ndarray = dataclasses.field(default_factory=lambda: np.empty(0))  # per start: one
+    # dominant frequency shared by all parts
+    ascent_phase: np.ndarray = dataclasses.field(default_factory=lambda: np.empty(0))  # per start: phase residual
 
 
 def single_neuron_checks(pairs, derivation: GammaStarDerivation, generator: torch.Generator, random_neurons: int = 20,
@@ -396,14 +416,18 @@ def single_neuron_checks(pairs, derivation: GammaStarDerivation, generator: torc
             scale = math.sqrt((u**2).sum() + (w**2).sum())
             random_best = max(random_best, single_neuron_objective(u / scale, w / scale))
         if ascent_points is None or p**k <= ascent_points:
-            ascent = single_neuron_ascent(k, p, ascent_starts, ascent_steps, generator).numpy()
+            value, u_end, w_end = single_neuron_ascent(k, p, ascent_starts, ascent_steps, generator,
+                                                       return_neurons=True)
+            ascent = value.numpy()
+            sparsity = [x.numpy() for x in neuron_sparsity(u_end, w_end)]
         else:
-            ascent = np.empty(0)
+            ascent, sparsity = np.empty(0), [np.empty(0)] * 3
         out.append(SingleNeuronCheck(
             k=k, p=p, gamma=gamma, reduction_error=reduction,
             optimum_ratio=single_neuron_objective(*optimal_neuron(k, p, zeta, phases)) / gamma,
             phase_error_ratio=single_neuron_objective(*optimal_neuron(k, p, zeta, phases, phase_error=1.0)) / gamma,
-            random_ratio=random_best / gamma, ascent_ratios=ascent / gamma,
+            random_ratio=random_best / gamma, ascent_ratios=ascent / gamma, ascent_power=sparsity[0],
+            ascent_same_frequency=sparsity[1], ascent_phase=sparsity[2],
         ))
     return out
 
