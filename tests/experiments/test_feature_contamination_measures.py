@@ -93,3 +93,28 @@ def test_loss_active_rates_by_hand(gen):
         both = (pre[:, k] > 0) & (y * out < 1)
         assert torch.isclose(q_pos[0, k].double(), both[y == s].double().mean())
         assert torch.isclose(q_neg[0, k].double(), both[y == -s].double().mean())
+
+
+def test_selectivity_of_eq61_lies_in_its_two_class_range(gen):
+    """Eq. (61) with two classes: in [0, 1/3] (F26); 1/3 for a neuron that fires on one class only, 0 for one that
+    fires alike on both."""
+    data = StructuredFeatures(6, 6)
+    net = init_fixed_output(2, 12, 16, d_ambient=12, generator=gen(), dtype=D)
+    x, y, _ = data.sample(2000, replicas=2, generator=gen(1), dtype=D)
+    sel = measure.selectivity(net, x, y)
+    assert sel.shape == (2,) and bool(((sel >= 0) & (sel <= 1 / 3 + 1e-12)).all())
+    one_class = init_fixed_output(1, 12, 2, d_ambient=12, generator=gen(2), dtype=D)
+    with torch.no_grad():
+        one_class.W.zero_()
+        one_class.W[0, 0, :6] = 1.0  # core coordinates: <w, x> = y sum z_j > 0 only for y = +1
+        one_class.W[0, 1, 6:] = 1.0  # background: the same for both classes
+    xs, ys, _ = data.sample(2000, replicas=1, generator=gen(3), dtype=D)
+    post = torch.relu(one_class.preactivation(xs)).detach()
+    assert post.shape[-1] == 2
+    per_neuron = []
+    for k in range(2):
+        means = [post[0, ys[0] == c, k].mean() for c in (-1, 1)]
+        mx, mb = max(means), sum(means) / 2
+        per_neuron.append(float((mx - mb) / (abs(mx) + abs(mb) + 1e-6)))
+    assert abs(per_neuron[0] - 1 / 3) < 1e-6 and abs(per_neuron[1]) < 0.02
+    assert math.isclose(float(measure.selectivity(one_class, xs, ys)[0]), sum(per_neuron) / 2, rel_tol=1e-9)

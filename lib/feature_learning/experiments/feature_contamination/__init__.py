@@ -23,6 +23,7 @@ from feature_learning.experiments.feature_contamination.figures import (  # noqa
     regression_figure,
     risks_figure,
 )
+from feature_learning.experiments.feature_contamination.measures import selectivity  # noqa: F401
 from feature_learning.experiments.feature_contamination.runs import (  # noqa: F401
     ClassificationRun,
     Controls,

@@ -32,6 +32,18 @@ def class_activation_rates(net, x: torch.Tensor, y: torch.Tensor) -> tuple[torch
     return p_pos, p_neg
 
 
+@torch.no_grad()
+def selectivity(net, x: torch.Tensor, y: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """Mean over neurons of the selectivity of Eq. (61), (R,): per neuron (mu_max - mu_bar) / (|mu_max| + |mu_bar| +
+    eps), mu_c the mean post-activation on class c, mu_max the largest and mu_bar the mean over the classes. With two
+    classes and non-negative activations it lies in [0, 1/3] (chapter notes, F26)."""
+    post = torch.relu(net.preactivation(x))  # (R, n, m)
+    y = y if y.dim() == 2 else y.unsqueeze(0).expand(net.replicas, -1)
+    means = torch.stack([(post * (y == c).unsqueeze(-1)).sum(1) / (y == c).sum(1, keepdim=True) for c in (-1, 1)])
+    mu_max, mu_bar = means.max(0).values, means.mean(0)  # (R, m)
+    return ((mu_max - mu_bar) / (mu_max.abs() + mu_bar.abs() + eps)).mean(-1)
+
+
 @dataclasses.dataclass
 class FeatureWeights:
     core: torch.Tensor  # (R,) mean over k and j in S_core of sign(a_k) <w_k, m_j>

@@ -5,7 +5,6 @@ bundled-data analogue of Sec. 2."""
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 import torch
@@ -128,13 +127,17 @@ class ExtensionResult:
         values = pick(self.final.values(), key=lambda v: v[key].mean())
         return Stat.of(values[key])
 
-    def chance_distance(self) -> Stat:
-        """|OOD accuracy - 1/2| of the activation farthest from chance. Its standard error combines the spread over
-        seeds with the binomial noise of the shared test set (a network that predicts one class everywhere scores the
-        test set's class share, the same for every seed)."""
-        values = max(self.final.values(), key=lambda v: abs(v["ood_acc"].mean() - 0.5))
-        se = math.hypot(Stat.of(values["ood_acc"]).se, math.sqrt(0.25 / self.n_test))
-        return Stat(abs(float(values["ood_acc"].mean()) - 0.5), se)
+    def gap_stats(self) -> dict:
+        """OOD minus ID logistic loss and ID minus OOD accuracy. Trained (``"loss"``, ``"acc"``): mean and standard
+        error over replicas of the activation whose mean gap is smallest. Untrained (``"loss_untrained"``,
+        ``"acc_untrained"``, the null): the largest mean gap over the activations at step 0."""
+        def gaps(runs, a, b):
+            return [v[a] - v[b] for v in runs.values()]
+        out = {}
+        for name, (a, b) in {"loss": ("ood_loss", "id_loss"), "acc": ("id_acc", "ood_acc")}.items():
+            out[name] = Stat.of(min(gaps(self.final, a, b), key=np.mean))
+            out[f"{name}_untrained"] = float(max(np.mean(g) for g in gaps(self.initial, a, b)))
+        return out
 
 
 def extension(size: ContaminationSizes, run: Run) -> ExtensionResult:
