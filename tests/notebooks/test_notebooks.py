@@ -197,7 +197,7 @@ FOLDED_TAGS = ("hide-input", "remove-input", "remove-cell", "parameters")
 
 
 def shown_glue_calls(source: str) -> list[int]:
-    """Line numbers of the ``chapter.glue*(...)`` calls of a cell's source (glue plumbing: issue 23 keeps it off the
+    """Line numbers of the ``chapter.glue*(...)`` calls of a cell's source (glue plumbing: the book keeps it off the
     page, in a following cell tagged remove-input)."""
     return sorted(n.lineno for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call)
                   and isinstance(n.func, ast.Attribute) and n.func.attr.startswith("glue")
@@ -227,7 +227,7 @@ def test_no_code_cell_is_over_the_limit(notebook):
     assert not long, f"{notebook}: code cells over {MAX_CELL_LINES} lines (cell index: lines): {long}"
 
 
-# Chapters that still name parts of their sizes with short aliases (`p = size.population`): open in issue 24, each
+# Chapters that still name parts of their sizes with short aliases (`p = size.population`): still to be renamed, each
 # to be replaced by `size.<part>` (the rewrite pushes lines over the length limit and needs re-wrapping). Strict: a
 # chapter that is fixed passes and must leave this list.
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=str)
@@ -239,7 +239,7 @@ def test_ledger_and_sizes_have_one_alias(notebook):
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=str)
 def test_every_figure_is_cited_from_the_prose(notebook):
-    """Each glued figure's name is used by a {numref} in its chapter (issue 23: figures cross-linked)."""
+    """Each glued figure's name is used by a {numref} in its chapter (figures cross-linked)."""
     text = (ROOT / notebook).read_text()
     names = re.findall(r"\{glue:figure\}[^\n]*\\n\",\s*\":name: ([\w-]+)", text)
     assert names, f"{notebook}: no named figure found"

@@ -65,7 +65,7 @@ class SweepSizes:
     steps: int = 600
     fine_steps_per_k: int = 40  # fine runs take this many steps times k: a head sees N/(2k) of its samples per step
     coarse_replicas: int = 12  # the margin slope over k carries the Poisson noise of the lucky-neuron counts; 8 until
-    #                            a seed outside 0-5 sat within noise of its bound at ci (-0.77 ± 0.074; issue 21); 12,
+    #                            a seed outside 0-5 sat within noise of its bound at ci (-0.77 ± 0.074); 12,
     #                            not 16: 16 made the ci chapter about 35% slower
     fine_replicas: int = 3
     n_test: int = 20  # test samples per subclass, normal and hard
