@@ -55,7 +55,8 @@ def cpu_model() -> str | None:
 
 
 def gpu_processes() -> list[dict]:
-    """Every process on the GPUs now, as ``nvidia-smi`` lists it (pid, name, memory in GB); empty without it."""
+    """Every process on the GPUs now, as ``nvidia-smi`` lists it (pid, name, memory in MiB and in GB); empty without
+    it."""
     try:
         done = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,process_name,used_memory",
                                "--format=csv,noheader,nounits"], capture_output=True, text=True, timeout=10)
@@ -66,7 +67,8 @@ def gpu_processes() -> list[dict]:
         parts = [p.strip() for p in line.split(",")]
         if len(parts) == 3 and parts[0].isdigit() and parts[2].isdigit():
             used_gb = round(int(parts[2]) * 2**20 / 1e9, 2)
-            out.append({"pid": int(parts[0]), "process": Path(parts[1]).name, "used_gb": used_gb})
+            out.append({"pid": int(parts[0]), "process": Path(parts[1]).name, "used_mib": int(parts[2]),
+                        "used_gb": used_gb})
     return out
 
 

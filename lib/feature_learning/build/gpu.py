@@ -43,7 +43,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from feature_learning.book.claims import full_runs_dir, project_root
-from feature_learning.book.provenance import sizes_digest
+from feature_learning.book.provenance import gpu_processes, sizes_digest
 from feature_learning.build.notebooks import toc_notebooks
 from feature_learning.build.seeds import (
     descendants,
@@ -196,17 +196,7 @@ def supervise(jobs: list[Job], grace: float = GRACE, poll: float = 0.5,
 
 def gpu_samples() -> list[tuple[int, int]]:
     """(pid, used MiB) of every process on the GPU now; empty without ``nvidia-smi``."""
-    try:
-        done = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"],
-                              capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return []
-    out = []
-    for line in done.stdout.splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
-            out.append((int(parts[0]), int(parts[1])))
-    return out
+    return [(p["pid"], p["used_mib"]) for p in gpu_processes()]
 
 
 def owner(pid: int) -> str | None:
