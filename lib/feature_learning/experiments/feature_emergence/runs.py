@@ -246,7 +246,7 @@ def init_cosine_replicas(size: ParitySizes, run) -> torch.Tensor:
 
 
 def probe_one_replicas(size: ParitySizes, run) -> torch.Tensor:
-    """The converged probe on the step-one features (:func:`probe`) for ``size.probe_replicas`` replicas of
+    """The converged probe on the step-one features (:func:`~.stage.probe`) for ``size.probe_replicas`` replicas of
     Experiment 1 with input structure (stream "probe replicas": their own A, initialisation and samples), tested on
     ``size.probe_test`` fresh samples each: test accuracy (R,). Step 1 only, batched over the replicas."""
     task = SparseCodingTask(size.D, size.D, size.k, parity_set(size.k), p_o=size.p_o)
