@@ -378,7 +378,8 @@ class DimensionSweep:
         return self._bootstrap(lambda e: self.local_exponent(e, 0) - self.local_exponent(e, len(self.ds) - 2))
 
     def mp_limit(self) -> float:
-        """The Marchenko-Pastur (d -> infinity) limit of n_needed / d (:func:`feature_learning.theory.looped.mp_needed_ratio`)."""
+        """The Marchenko-Pastur (d -> infinity) limit of n_needed / d
+        (:func:`feature_learning.theory.looped.mp_needed_ratio`)."""
         return theory.mp_needed_ratio(self.loops, self.target)
 
     def share_of_limit(self) -> Estimate:
