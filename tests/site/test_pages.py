@@ -284,7 +284,7 @@ def test_report_has_every_claim_and_counts_per_kind(page, site_url, site_ledgers
     errors, external = open_page(page, f"{site_url}/{report}.html")
     assert not errors and not external
     text = page.locator("main").inner_text()
-    assert "source results reproduced" in text and "What did not plainly reproduce" in text
+    assert "results reproduced at the source's scale" in text and "What did not plainly reproduce" in text
     links = page.evaluate("() => [...document.querySelectorAll('main table a')].map(a => a.getAttribute('href'))")
     for ledger in site_ledgers:
         assert ledger["title"] in text

@@ -615,7 +615,9 @@ def stored_full_glue(stored: dict | None, full: FourierCircuitSizes) -> dict[str
     never = [f"({k}, {pairs[k]})" for k, v in delays.items() if v == "nan" and k in pairs]
     split = claims.get("split_one_sparse", {})
     split_null, split_power = split.get("null"), split.get("measured")
+    shown = {k: "undefined" if v == "nan" else v for k, v in delays.items()}
     return {"stored_never_learned": " and ".join(never) or "none", "stored_grok_steps": str(full_grok.steps),
+            "stored_delays": ", ".join(f"{v} at k = {k}" for k, v in shown.items()) or "none",
             "stored_k_max": str(max(delays)) if delays else "?",
             "stored_delay_kmax": delays.get(max(delays), "?") if delays else "?", "stored_delay_k2": delays.get(2, "?"),
             "stored_attention_k": str(full_grok.attention_k),
