@@ -159,7 +159,8 @@ class Chapter:
                                   sizes_digest=sizes_digest(full_sizes) if full_sizes is not None else None)
         graded = self.ledger.to_json()
         self.glue("source_headline", source_headline(graded))
-        self.glue("errata_table", HTML(errata_html(graded) or "<p>No erratum of the source is recorded.</p>"))
+        # In the errata box (an admonition) the table keeps to the box's width: the wide box would spill out of it.
+        self.glue("errata_table", HTML(errata_html(graded, box=None) or "<p>No erratum of the source is recorded.</p>"))
         from IPython.display import Markdown
 
         for name, value in full_run_glue(self.stored_full_run()).items():

@@ -177,9 +177,11 @@ def _summary_rows(ledgers: list[dict], sweep: dict | None, links: dict[str, str]
     rows = []
     for ledger in ledgers:
         counts = verdict_counts([ledger])
-        results = "<br>".join(_line(f"{counts[v]} {v}") for v in VERDICTS if counts[v]) or "no source map"
+        # Verdicts are long ("reproduced below the source's scale; not run at the source's scale yet"): they wrap at
+        # spaces, each on lines of its own, rather than widen the table past its box.
+        results = "<br>".join(html.escape(f"{counts[v]} {v}") for v in VERDICTS if counts[v]) or "no source map"
         if ledger.get("errata"):
-            results += "<br>" + _line(f"({len(ledger['errata'])} errata apart)")
+            results += "<br>" + html.escape(f"({len(ledger['errata'])} errata apart)")
         by_kind = tally(ledger["claims"])
         kinds = "<br>".join(
             _line(f"{kind}: {by_kind[kind].get(STATUS_PASS, 0)}/{sum(by_kind[kind].values())} pass")
