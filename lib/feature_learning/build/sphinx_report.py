@@ -304,7 +304,7 @@ def report_nodes(ledgers: list[dict], sweep: dict | None = None, links: dict[str
         errata_section += nodes.paragraph(text=(
             "Places where a source prints something wrong, with what is right and the claim that checks it; "
             "they are not source results and are not counted among them. \"confirmed\" stands only beside a check."))
-        errata_section += _table(("chapter", *ERRATA_COLUMNS), errata_rows)
+        errata_section += _table(("chapter", *ERRATA_COLUMNS), errata_rows, cls="claims-table errata")
         out.append(errata_section)
     sweep_section = nodes.section(ids=["seed-sweep"])
     sweep_section += nodes.title(text="Robustness over seeds")
