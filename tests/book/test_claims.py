@@ -288,6 +288,17 @@ def test_headline_counts_source_results_by_their_verdict_and_errata_apart():
     assert headline(data["claims"]).startswith("Claims: 4 reproduction (1 not reproduced, 1 not testable, 2 pass)")
 
 
+def test_a_ledger_rebuilt_from_its_json_grades_as_the_original():
+    led = _mapped_ledger()
+    led.claims[0].rate = (3, 4)
+    led.attach_stored(sizes_digest="abc")
+    data = json.loads(json.dumps(led.to_json()))
+    again = ClaimLedger.from_json(data)
+    assert again.claims[0].rate == (3, 4) and again.sizes_digest == "abc"
+    assert again.source_map_errors() == []
+    assert again.to_json()["sources"] == data["sources"] and again.to_json()["errata"] == data["errata"]
+
+
 def test_format_value_four_significant_digits_and_ranges():
     assert format_value(0.123456) == "0.1235" and format_value(1234.5678) == "1235"
     assert format_value(2.5e-5) == "2.500e-5" and format_value(12345) == "12,345"

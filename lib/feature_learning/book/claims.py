@@ -485,6 +485,10 @@ def _declarations(claim_id: str, declared: dict) -> dict:
     return declared
 
 
+# Claim fields that a JSON round trip turns from tuples into lists.
+_TUPLE_FIELDS = ("rate", "trained", "other_runs", "seed_rate")
+
+
 class ClaimLedger:
     """Collects a chapter's claims, its source map and its errata; one ledger per chapter."""
 
@@ -499,6 +503,23 @@ class ClaimLedger:
         self.stored_full: dict | None = None
         self.stored_sweep: dict | None = None
         self.sizes_digest: str | None = None
+
+    @classmethod
+    def from_json(cls, data: dict) -> ClaimLedger:
+        """A ledger rebuilt from its JSON (:meth:`to_json`): its claims, source map, errata and the digest of the
+        ``full`` sizes it was graded against; attach the stored records with :meth:`attach_stored` to grade it."""
+        ledger = cls(data["chapter"], data.get("title", data["chapter"]), profile=data["profile"], seed=data["seed"],
+                     device=data.get("device", "cpu"))
+        ledger.meta.update({k: v for k, v in data.items() if k == "provenance"})
+        fields = {f.name for f in dataclasses.fields(Claim)}
+        for c in data.get("claims", []):
+            kw = {k: tuple(v) if k in _TUPLE_FIELDS and v is not None else v for k, v in c.items() if k in fields}
+            ledger.claims.append(Claim(**kw))
+        for cls_, key, target in ((SourceResult, "sources", ledger.sources), (Erratum, "errata", ledger.errata)):
+            names = {f.name for f in dataclasses.fields(cls_)}
+            target.extend(cls_(**{k: v for k, v in e.items() if k in names}) for e in data.get(key, []))
+        ledger.sizes_digest = data.get("full_sizes_digest")
+        return ledger
 
     @property
     def at_source_scale(self) -> bool:
@@ -748,6 +769,8 @@ class ClaimLedger:
             "errata": [{**dataclasses.asdict(e), "status": erratum_status(dataclasses.asdict(e), by_id)}
                        for e in self.errata],
         }
+        if self.sizes_digest is not None:
+            data["full_sizes_digest"] = self.sizes_digest
         if self.stored_sweep is not None:
             data["graded_by"] = {"sweep_written": self.stored_sweep.get("written"),
                                  "sweep_commit": self.stored_sweep.get("commit"),

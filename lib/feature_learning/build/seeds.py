@@ -236,12 +236,16 @@ def run_one(notebook: Path, profile: str, seed: int, out: Path, root: Path | Non
 
 
 def summarize(records: list[dict]) -> dict:
-    """Per chapter and claim: each seed's status and measured value, and the share of seeds it holds at."""
+    """Per chapter and claim: each seed's status and measured value, and the share of seeds it holds at; per chapter
+    also the ledger of its lowest seed (its source map and claims), from which the README grades each source result
+    against the stored ``full`` record and this sweep."""
     chapters: dict[str, dict] = {}
     for rec in sorted(records, key=lambda r: (r["chapter"], r["seed"])):
         chapter = chapters.setdefault(rec["chapter"], {"profile": rec["profile"], "seeds": [], "runs_failed": {},
                                                         "claims": {}})
         chapter["seeds"].append(rec["seed"])
+        if rec.get("ledger") and "ledger" not in chapter:  # the lowest seed's: its source map grades the chapter
+            chapter["ledger"] = {k: v for k, v in rec["ledger"].items() if k != "graded_by"}
         if not rec["ok"]:
             chapter["runs_failed"][str(rec["seed"])] = rec["error"]
         for claim in (rec["ledger"] or {}).get("claims", []):
