@@ -299,6 +299,29 @@ def test_a_ledger_rebuilt_from_its_json_grades_as_the_original():
     assert again.to_json()["sources"] == data["sources"] and again.to_json()["errata"] == data["errata"]
 
 
+def test_a_claim_close_to_its_bound_over_the_seeds_is_listed_with_the_reason_it_declares():
+    from feature_learning.book.status import failing_distances
+
+    def seeds(distances, se=0.01):
+        return {str(k): {"status": "pass", "margin": d + 2 * se, "se": se, "passed": True}
+                for k, d in enumerate(distances)}
+
+    sweep = {"chapters": {"demo": {"seeds": list(range(4)), "claims": {
+        "far": {"per_seed": seeds([1.0, 1.1, 0.9, 1.05])},
+        "close": {"per_seed": seeds([0.05, 0.2, 0.01, 0.1]), "near_bound": "the bound is the theorem's own edge"},
+        "bare": {"per_seed": seeds([0.02, 0.3, 0.05, 0.2])}}}}}
+    rows = {r["claim"]: r for r in failing_distances(sweep)}
+    assert set(rows) == {"close", "bare"}
+    assert rows["close"]["reason"] == "the bound is the theorem's own edge" and rows["bare"]["reason"] is None
+    led = ClaimLedger("demo", "Demo", profile="ci", seed=0)
+    claim = led.at_least("c", "s", "w", kind="verification", measured=1.0, bound=0.5, near_bound="why")
+    assert claim.near_bound == "why"
+    assert "close to its bound at some seeds: why" in claim_statement(led.to_json()["claims"][0])
+    record = {"chapter": "demo", "seed": 0, "profile": "ci", "ok": True, "error": None,
+              "ledger": json.loads(json.dumps(led.to_json()))}
+    assert summarize([record])["chapters"]["demo"]["claims"]["c"]["near_bound"] == "why"
+
+
 def test_format_value_four_significant_digits_and_ranges():
     assert format_value(0.123456) == "0.1235" and format_value(1234.5678) == "1235"
     assert format_value(2.5e-5) == "2.500e-5" and format_value(12345) == "12,345"

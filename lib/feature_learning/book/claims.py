@@ -118,6 +118,7 @@ class Claim:
     trained: tuple[int, int] | None = None  # (runs that reached their training target, runs measured)
     other_runs: tuple[int, int] | None = None  # (passes, runs) in recorded runs outside the seed sweep
     seed_rate: tuple[int, int] | None = None  # (seeds where its test passed, seeds) in the stored sweep
+    near_bound: str | None = None  # why its distance from failing may average under three seed-level sd
 
     @property
     def within_noise(self) -> bool:
@@ -463,7 +464,7 @@ def _number(value) -> float:
 # What a claim may declare beside its test (each a keyword of every recording method): the expected outcome with its
 # reason, the rates that go with it, a revision, and the training guard.
 DECLARATIONS = ("not_reproduced", "inconclusive", "not_testable", "source_scale_only", "rate", "revised", "trained",
-                "other_runs")
+                "other_runs", "near_bound")
 
 
 def _pair(claim_id: str, name: str, value) -> tuple[int, int] | None:
@@ -533,7 +534,8 @@ class ClaimLedger:
             "statement": claim.statement, "where": claim.where, "relation": claim.relation,
             "source_value": claim.source_value, "not_reproduced": claim.not_reproduced,
             "inconclusive": claim.inconclusive, "not_testable": claim.not_testable, "revised": claim.revised,
-            "source_scale_only": claim.source_scale_only, "null": null.model if isinstance(null, Null) else None})
+            "source_scale_only": claim.source_scale_only, "near_bound": claim.near_bound,
+            "null": null.model if isinstance(null, Null) else None})
         if claim.kind not in KINDS:
             raise ValueError(f"claim {claim.id!r}: kind must be one of {', '.join(KINDS)}, not {claim.kind!r}")
         if claim.se is not None:
@@ -908,6 +910,8 @@ def claim_statement(claim: dict) -> str:
     note = status_note(claim)
     if note:
         details.append(_text(note))
+    if claim.get("near_bound"):
+        details.append(f"close to its bound at some seeds: {_text(claim['near_bound'])}")
     return f"{statement} <small class='claim-details'>{' · '.join(details)}</small>"
 
 

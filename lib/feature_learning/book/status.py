@@ -359,7 +359,8 @@ def failing_distances(sweep: Mapping[str, Any], threshold: float = FAILING_DISTA
     """Claims that pass at every swept seed (at least three) whose distance from failing, |margin| - 2 se at each seed,
     averages fewer than ``threshold`` of its own standard deviations over the seeds: a new seed could fail them.
     Claims without a numeric margin (exact checks, conditions) and with a constant distance are not listed. Each
-    row: chapter, claim, the mean distance over its sd (``z``), and the distances."""
+    row: chapter, claim, the mean distance over its sd (``z``), the distances, and the reason the claim declares
+    (``near_bound``) where it has one."""
     rows = []
     for name, chapter in sweep.get("chapters", {}).items():
         for cid, entry in chapter.get("claims", {}).items():
@@ -374,5 +375,6 @@ def failing_distances(sweep: Mapping[str, Any], threshold: float = FAILING_DISTA
             z = statistics.mean(distances) / sd if sd > 0 else float("inf")
             if z < threshold:
                 rows.append({"chapter": name, "claim": cid, "z": z, "distances": distances,
-                             "has_se": all(v.get("se") is not None for v in per_seed)})
+                             "has_se": all(v.get("se") is not None for v in per_seed),
+                             "reason": entry.get("near_bound")})
     return sorted(rows, key=lambda r: r["z"])

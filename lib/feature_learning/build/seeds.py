@@ -252,6 +252,8 @@ def summarize(records: list[dict]) -> dict:
             entry = chapter["claims"].setdefault(
                 claim["id"], {"kind": claim.get("kind"), "statement": claim["statement"], "per_seed": {}}
             )
+            if claim.get("near_bound"):
+                entry["near_bound"] = claim["near_bound"]
             entry["per_seed"][str(rec["seed"])] = {"status": claim["status"], "measured": claim["measured"],
                                                    "margin": claim.get("margin"), "se": claim.get("se"),
                                                    "passed": claim.get("passed"), "relation": claim.get("relation")}
@@ -430,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"passing at every seed but close to failing (|margin| - 2 se averages < {args.near:g} sd over seeds):")
     for row in near:
         print(f"  {row['chapter']} {row['claim']}: {row['z']:.2f} sd, distances "
-              f"{[float(f'{d:.3g}') for d in row['distances']]}")
+              f"{[float(f'{d:.3g}') for d in row['distances']]}" + (f"; why: {row['reason']}" if row['reason'] else ""))
     print(f"summary: {args.out}")
     return 0
 
