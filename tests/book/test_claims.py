@@ -677,6 +677,16 @@ def test_the_stored_sweep_grades_each_seed_and_contradicts_declarations():
     assert "its test passed at 3 of 6 seeds of the stored sweep" in claims_html(data["claims"])
     led.attach_stored(sweep=_sweep({"always": (R, [inc] * 6, [True] * 6)}, relation="ours ≥ 0.5"))
     assert led.sweep_contradictions() == [], "a sweep of another test judges nothing"
+    # within noise of the bound at some seeds (undecided there), failing clear of it at the others: not "fails at
+    # every seed"; failing clear of noise at every seed is
+    sweep = _sweep({"never": (R, [inc] * 6, [False] * 6)})
+    for k, seed in enumerate(sweep["chapters"]["demo"]["claims"]["never"]["per_seed"].values()):
+        seed.update(margin=-0.01 if k < 3 else -0.5, se=0.02)
+    led.attach_stored(sweep=sweep)
+    assert not [e for e in led.sweep_contradictions() if "'never'" in e]
+    for seed in sweep["chapters"]["demo"]["claims"]["never"]["per_seed"].values():
+        seed.update(margin=-0.5)
+    assert [e for e in led.sweep_contradictions() if "'never'" in e and "fails at every seed" in e]
     with pytest.raises(ValueError, match="other_runs"):
         led.at_least("x", "s", "w", kind=R, measured=1, bound=0, null=CHANCE, other_runs=(1, 2))
 

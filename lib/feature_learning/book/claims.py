@@ -78,6 +78,7 @@ from feature_learning.book.status import (  # noqa: E402  (the statuses' one hom
     UNCHECKED,
     UNSUPPORTED,
     claim_seed_rate,
+    clean_fails,
     entry_status,
     erratum_status,
     profile_statuses,
@@ -702,8 +703,9 @@ class ClaimLedger:
         return errors
 
     def sweep_contradictions(self) -> list[str]:
-        """Declarations that the stored seed sweep contradicts: an inconclusive claim whose test passed at every seed
-        or at none (unless recorded runs outside the sweep, ``other_runs``, show the other outcome), a claim expected
+        """Declarations that the stored seed sweep contradicts: an inconclusive claim whose test passed clear of noise
+        at every seed, or failed clear of noise at every seed (a seed within noise of the bound is undecided), unless
+        recorded runs outside the sweep (``other_runs``) show the other outcome; a claim expected
         to fail below the source's scale that passed at every seed of a sweep below it. Claims the sweep stored with
         another test are not judged by it."""
         chapter = self.sweep_chapter
@@ -722,13 +724,15 @@ class ClaimLedger:
             passes, seeds = rate
             if passes == seeds and c.se is not None and not sweep_knows_noise(c.id, chapter):
                 continue  # a sweep without the claim's se cannot tell a clean pass from one within noise
+            if passes == 0 and clean_fails(c.id, chapter) < seeds:
+                passes = None  # some seed sits within noise of the bound: undecided there, not a failure
             if c.inconclusive is not None and passes in (0, seeds):
                 other = c.other_runs
                 if other is None or (passes == 0 and other[0] == 0) or (passes == seeds and other[0] == other[1]):
                     verdict_text = "passes at every seed: it holds" if passes else "fails at every seed: not reproduced"
                     errors.append(f"claim {c.id!r} is declared inconclusive but the stored sweep says it "
                                   f"{verdict_text} ({passes}/{seeds} seeds)")
-            if c.source_scale_only is not None and below and passes == seeds:
+            if c.source_scale_only is not None and below and passes is not None and passes == seeds:
                 errors.append(f"claim {c.id!r} is expected to fail below the source's scale but passes at every seed "
                               f"of the stored sweep ({passes}/{seeds})")
         return errors

@@ -179,6 +179,17 @@ def claim_seed_rate(claim_id: str, sweep_chapter: Mapping[str, Any] | None) -> l
     return [sum(clean_pass(v) for v in per_seed), len(per_seed)] if per_seed else None
 
 
+def clean_fails(claim_id: str, sweep_chapter: Mapping[str, Any] | None) -> int:
+    """Seeds at which the claim's test failed clear of noise (its se known and the bound more than two se away)."""
+    entry = (sweep_chapter or {}).get("claims", {}).get(claim_id) or {}
+    count = 0
+    for v in entry.get("per_seed", {}).values():
+        se, margin = v.get("se"), v.get("margin")
+        noisy = isinstance(se, (int, float)) and isinstance(margin, (int, float)) and abs(margin) < NOISE_SES * se
+        count += not v.get("passed") and not noisy
+    return count
+
+
 def sweep_knows_noise(claim_id: str, sweep_chapter: Mapping[str, Any] | None) -> bool:
     """Whether the sweep stored the claim's standard error at every seed (a sweep without it cannot tell a clean pass
     from one within noise of its bound)."""
