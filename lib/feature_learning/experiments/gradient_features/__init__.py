@@ -10,6 +10,7 @@ from feature_learning.experiments.gradient_features.figures import (
     xor_figure,
 )
 from feature_learning.experiments.gradient_features.runs import (
+    FIVE_SE,
     OPTIMUM_ITERATIONS,
     P_NOT_TESTABLE,
     RF_BEST,
@@ -117,6 +118,7 @@ __all__ = [
     "rf_optimum",
     "RF_BEST",
     "RF_IN_PLACE",
+    "FIVE_SE",
     "rf_best",
     "parity_comparison",
     "TicketResult",
