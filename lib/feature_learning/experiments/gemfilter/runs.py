@@ -570,8 +570,9 @@ def layer_bytes(model: RopeDecoder, layers: int) -> int:
 @torch.no_grad()
 def snapkv_layerwise_prefill(model: RopeDecoder, tokens: torch.Tensor, k: int, window: int) -> KVCache:
     """SnapKV's prompt phase as Theorem 9.3 books it ($mw + 2hnd + 2mhkd$): each layer's keys and values are
-    computed in full, compressed to that layer's per-head positions (:func:`snapkv_head_index`) and only the
-    compressed ones are kept, so one layer's full keys and values live at a time."""
+    computed in full, compressed to that layer's per-head positions
+    (:func:`~feature_learning.inference.token_selection.snapkv_head_index`) and only the compressed ones are kept, so
+    one layer's full keys and values live at a time."""
     positions = torch.arange(tokens.shape[1], device=tokens.device)
     x, keys, values = model.embed(tokens), [], []
     for block in model.blocks:
