@@ -162,11 +162,15 @@ def sweep_status(entry: Mapping[str, Any], sweep_chapter: Mapping[str, Any] | No
     return {"status": common, "rate": [held, len(per_seed)], "profile": sweep_chapter.get("profile", "ci")}
 
 
+def within_noise(value: Mapping[str, Any]) -> bool:
+    """A stored claim's value sits within two of its standard errors of its bound (where its se was stored)."""
+    se, margin = value.get("se"), value.get("margin")
+    return isinstance(se, (int, float)) and isinstance(margin, (int, float)) and abs(margin) < NOISE_SES * se
+
+
 def clean_pass(value: Mapping[str, Any]) -> bool:
     """A seed's claim passed its test and not within noise of its bound (where the sweep stored its se)."""
-    se, margin = value.get("se"), value.get("margin")
-    noisy = isinstance(se, (int, float)) and isinstance(margin, (int, float)) and abs(margin) < NOISE_SES * se
-    return bool(value.get("passed")) and not noisy
+    return bool(value.get("passed")) and not within_noise(value)
 
 
 def claim_seed_rate(claim_id: str, sweep_chapter: Mapping[str, Any] | None) -> list[int] | None:
@@ -182,12 +186,7 @@ def claim_seed_rate(claim_id: str, sweep_chapter: Mapping[str, Any] | None) -> l
 def clean_fails(claim_id: str, sweep_chapter: Mapping[str, Any] | None) -> int:
     """Seeds at which the claim's test failed clear of noise (its se known and the bound more than two se away)."""
     entry = (sweep_chapter or {}).get("claims", {}).get(claim_id) or {}
-    count = 0
-    for v in entry.get("per_seed", {}).values():
-        se, margin = v.get("se"), v.get("margin")
-        noisy = isinstance(se, (int, float)) and isinstance(margin, (int, float)) and abs(margin) < NOISE_SES * se
-        count += not v.get("passed") and not noisy
-    return count
+    return sum(not v.get("passed") and not within_noise(v) for v in entry.get("per_seed", {}).values())
 
 
 def sweep_knows_noise(claim_id: str, sweep_chapter: Mapping[str, Any] | None) -> bool:
@@ -229,8 +228,7 @@ def regrade(stored: Mapping[str, Any], current: Mapping[str, Any], at_source_sca
     if stored.get("status") in (STATUS_NULL_PASSES, STATUS_NO_NULL, STATUS_UNTRAINED, STATUS_NOT_TESTABLE):
         return stored["status"]
     passed = bool(stored.get("passed"))
-    se, margin = stored.get("se"), stored.get("margin")
-    noisy = isinstance(se, (int, float)) and isinstance(margin, (int, float)) and abs(margin) < NOISE_SES * se
+    noisy = within_noise(stored)
     if "passed" not in stored:  # a record rebuilt from an executed notebook keeps only the status
         return stored.get("status", STATUS_FAIL)
     if current.get("inconclusive"):
