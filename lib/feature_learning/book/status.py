@@ -157,9 +157,25 @@ def sweep_status(entry: Mapping[str, Any], sweep_chapter: Mapping[str, Any] | No
     per_seed = [entry_status(entry, claims) for claims in sweep_claims(sweep_chapter, current).values()]
     if not per_seed or any(s is None for s in per_seed):
         return None
-    held = sum(s in HOLDS for s in per_seed)
     common = per_seed[0] if len(set(per_seed)) == 1 else INCONCLUSIVE
+    held = sum(s in HOLDS for s in per_seed)
+    if common == INCONCLUSIVE:  # a claim declared inconclusive is graded so at every seed: count its tests instead
+        held = entry_seed_passes(entry, sweep_chapter)
     return {"status": common, "rate": [held, len(per_seed)], "profile": sweep_chapter.get("profile", "ci")}
+
+
+def entry_seed_passes(entry: Mapping[str, Any], sweep_chapter: Mapping[str, Any]) -> int:
+    """Seeds of the sweep at which every claim carrying the result passed its test clear of noise (a claim graded
+    "not testable" at a seed aside): the seed-level rate of an inconclusive result."""
+    stored = sweep_chapter.get("claims", {})
+    seeds = [str(s) for s in sweep_chapter.get("seeds", [])]
+
+    def passes(seed: str) -> bool:
+        values = [stored[cid]["per_seed"].get(seed) for cid in entry.get("claims") or () if cid in stored]
+        tested = [v for v in values if v is not None and v.get("status") != STATUS_NOT_TESTABLE]
+        return bool(tested) and all(clean_pass(v) for v in tested)
+
+    return sum(passes(seed) for seed in seeds)
 
 
 def within_noise(value: Mapping[str, Any]) -> bool:
