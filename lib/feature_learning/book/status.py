@@ -361,7 +361,8 @@ def source_headline(*ledgers: Mapping[str, Any]) -> str:
     confirmed = sum(e.get("status") == CONFIRMED for ledger in ledgers for e in ledger.get("errata", []))
     at_scale = counts[AT_SCALE] + counts[AT_SCALE_ONLY]
     head = (f"{at_scale} of {total} results reproduced at the source's scale ({counts['analogue']} on analogues"
-            + (f", {counts[AT_SCALE_ONLY]} not below it" if counts[AT_SCALE_ONLY] else "") + "), "
+            + (f"; {counts[AT_SCALE_ONLY]} of the {at_scale} fail{'s' if counts[AT_SCALE_ONLY] == 1 else ''} below it"
+               if counts[AT_SCALE_ONLY] else "") + "), "
             f"{counts[BELOW_ONLY]} only below it, "
             f"{counts[NOT_RUN_AT_SCALE] + counts[FAILS_BELOW_NOT_RUN]} not run at the source's scale yet"
             + (f" ({counts[FAILS_BELOW_NOT_RUN]} of them failing below it)" if counts[FAILS_BELOW_NOT_RUN] else "")
