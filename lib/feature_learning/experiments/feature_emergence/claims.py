@@ -222,9 +222,9 @@ def tuning_table() -> tuple[list[str], list[list[str]]]:
 
 
 STAGE_REVISED = (r"the classifier stage's output step raised from the stage fixed before the runs ($\eta_a = 100$, "
-                 r"constant) to $\eta_a = 1800$ with a cosine decay of every step, because with the first stage seeds "
-                 "stayed on a plateau below 0.99 at step $T$ (at no seed of the ci sweep does it reach 0.99); the "
-                 "original form stays as net_with_structure_prototype")
+                 r"constant) to $\eta_a = 1800$ with a cosine decay of every step, because under the first stage "
+                 "the seeds stayed on a plateau below 0.99 at step $T$ (at no seed of the ci sweep does it reach "
+                 "0.99); the original form stays as net_with_structure_prototype")
 THM2_NOT_TESTABLE = (r"Theorem 2's floor $p_o(1 - \sqrt{2N}B/2^k)$ is negative for $N = 600$ features at $k = 5$ "
                      r"once $B \ge 32/\sqrt{1200} = 0.924$: vacuous at simulation scale, and an untrained model "
                      "(hinge 1) passes any floor below 1")
@@ -367,7 +367,7 @@ SOURCE_MAP = [
      "what": "network 100% against NTK 86.4% and RF 76.0%; 52% without input structure",
      "note": r"the source gives no step after step 2, so every classifier stage here is ours. The stage fixed before "
              r"the runs ($\eta_a = 100$, constant; net_with_structure_prototype) reaches 0.99 at the source's "
-             "n = 50,000 and not at the smaller samples below it, so this result is not reproduced below the "
+             "n = 50,000 and at no seed of the ci sweep, so this result is not reproduced below the "
              r"source's scale; the stage tuned after it ($\eta_a = 1800$ with a cosine decay) is net_with_structure"},
     {"id": "table1_cos_two", "where": "Table 1 / Fig. 2 (E.1.1)",
      "claims": ["cos_two_steps", "cos_two_formula", "cos_init_formula"],
