@@ -750,3 +750,12 @@ def test_entry_status_rules():
     assert entry_status({"claims": ["p"], "analogue": "toy"}, claims) == "reproduced on an analogue"
     assert entry_status({"claims": [], "not_attempted": "why"}, claims) == "not attempted"
     assert entry_status({"claims": [], "not_testable": "why"}, claims) == "not testable here"
+
+
+def test_a_relation_written_with_tex_or_unicode_letters_is_the_same_test():
+    """A stored full record whose relation printed η where the claim now writes \\eta grades the claim (the numbers
+    and the markup are not the test); another letter is another test."""
+    from feature_learning.book.status import test_form
+
+    assert test_form({"relation": r"$|\eta - 0.5| \le 0.1$"}) == test_form({"relation": "|η − 0.3| ≤ 0.2"})
+    assert test_form({"relation": r"$\theta \ge 1$"}) != test_form({"relation": r"$\beta \ge 1$"})

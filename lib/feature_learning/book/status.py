@@ -214,6 +214,10 @@ def sweep_knows_noise(claim_id: str, sweep_chapter: Mapping[str, Any] | None) ->
 
 
 # -- the stored full record ----------------------------------------------------------------------------------------
+# TeX letters, longest name first (\\eta inside \\beta and \\theta), as the Unicode letters a printed relation shows
+_GREEK = tuple((f"\\{name}", letter) for name, letter in sorted(
+    zip(("alpha", "beta", "gamma", "delta", "varepsilon", "epsilon", "eta", "theta", "kappa", "lambda", "mu", "nu",
+         "pi", "rho", "sigma", "tau", "phi", "omega"), "αβγδεεηθκλμνπρστφω", strict=True), key=lambda p: -len(p[0])))
 _TEX = (("\\ne", "≠"), ("!=", "≠"), ("\\geq", "≥"), ("\\ge", "≥"), (">=", "≥"), ("\\leq", "≤"), ("\\le", "≤"),
         ("<=", "≤"), ("\\to", "→"), ("->", "→"), ("\\infty", "∞"), ("oo", "∞"), ("\\lvert", "|"), ("\\rvert", "|"),
         ("\\mathrm", ""), ("\\operatorname", ""), ("\\,", ""), ("==", "="), ("-", "−"))
@@ -227,7 +231,7 @@ def test_form(claim: Mapping[str, Any]) -> tuple:
     classifies the evidence, not the test: a stored run is graded with the kind the claim has now."""
     def norm(text: Any) -> str:
         text = str(text or "").replace("$", "")
-        for tex, plain in _TEX:
+        for tex, plain in _GREEK + _TEX:
             text = text.replace(tex, plain)
         text = "".join(ch for ch in text if ch not in "{}\\ ")
         return _NUMBER.sub("#", text)
