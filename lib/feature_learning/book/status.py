@@ -214,7 +214,7 @@ def sweep_knows_noise(claim_id: str, sweep_chapter: Mapping[str, Any] | None) ->
 
 
 # -- the stored full record ----------------------------------------------------------------------------------------
-# TeX letters, longest name first (\\eta inside \\beta and \\theta), as the Unicode letters a printed relation shows
+# TeX letters as the Unicode letters a printed relation shows (longest name first)
 _GREEK = tuple((f"\\{name}", letter) for name, letter in sorted(
     zip(("alpha", "beta", "gamma", "delta", "varepsilon", "epsilon", "eta", "theta", "kappa", "lambda", "mu", "nu",
          "pi", "rho", "sigma", "tau", "phi", "omega"), "αβγδεεηθκλμνπρστφω", strict=True), key=lambda p: -len(p[0])))
