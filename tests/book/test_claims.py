@@ -759,3 +759,5 @@ def test_a_relation_written_with_tex_or_unicode_letters_is_the_same_test():
 
     assert test_form({"relation": r"$|\eta - 0.5| \le 0.1$"}) == test_form({"relation": "|η − 0.3| ≤ 0.2"})
     assert test_form({"relation": r"$\theta \ge 1$"}) != test_form({"relation": r"$\beta \ge 1$"})
+    assert test_form({"relation": "x -> oo"}) == test_form({"relation": r"$x \to \infty$"})
+    assert "ood_rise" in test_form({"relation": "r", "revised": "ood_rise_mu_03 moved"})[1]

@@ -219,7 +219,7 @@ _GREEK = tuple((f"\\{name}", letter) for name, letter in sorted(
     zip(("alpha", "beta", "gamma", "delta", "varepsilon", "epsilon", "eta", "theta", "kappa", "lambda", "mu", "nu",
          "pi", "rho", "sigma", "tau", "phi", "omega"), "αβγδεεηθκλμνπρστφω", strict=True), key=lambda p: -len(p[0])))
 _TEX = (("\\ne", "≠"), ("!=", "≠"), ("\\geq", "≥"), ("\\ge", "≥"), (">=", "≥"), ("\\leq", "≤"), ("\\le", "≤"),
-        ("<=", "≤"), ("\\to", "→"), ("->", "→"), ("\\infty", "∞"), ("oo", "∞"), ("\\lvert", "|"), ("\\rvert", "|"),
+        ("<=", "≤"), ("\\to", "→"), ("->", "→"), ("\\infty", "∞"), ("\\lvert", "|"), ("\\rvert", "|"),
         ("\\mathrm", ""), ("\\operatorname", ""), ("\\,", ""), ("==", "="), ("-", "−"))
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d*)?(?:e[−-]?\d+)?")
 
@@ -233,6 +233,7 @@ def test_form(claim: Mapping[str, Any]) -> tuple:
         text = str(text or "").replace("$", "")
         for tex, plain in _GREEK + _TEX:
             text = text.replace(tex, plain)
+        text = re.sub(r"(?<![A-Za-z_])oo(?![A-Za-z_])", "∞", text)  # SymPy's infinity, not the letters of an id
         text = "".join(ch for ch in text if ch not in "{}\\ ")
         return _NUMBER.sub("#", text)
 
