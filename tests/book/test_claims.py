@@ -702,6 +702,9 @@ def test_an_inconclusive_result_counts_the_seeds_where_its_tests_pass():
     (entry,) = led.to_json()["sources"]
     assert entry["statuses"]["seeds"] == {"status": "inconclusive", "rate": [5, 6], "profile": "ci"}
     assert "its test passes at 5 of 6 seeds" in source_map_html(led.to_json())
+    led.at_least("firm", "s", "w", kind=R, measured=0.9, bound=0.8, null=CHANCE)
+    led.source("b", "Fig 2", "y", ["firm", "some"])
+    assert "1 of its 2 claims inconclusive" in source_map_html(led.to_json())
 
 
 def test_the_source_map_says_analogue_and_states_a_crashed_full_run_once():

@@ -1016,6 +1016,10 @@ def source_cells(entry: dict, claims: dict[str, dict] | None = None, lifted: fro
     cell = badge(status)
     if entry.get("analogue") and status in (AT_SCALE, AT_SCALE_ONLY):
         cell += "<br><small>on an analogue (see the result's text)</small>"
+    undecided = [cid for cid in entry["claims"] if (claims or {}).get(cid, {}).get("status") == STATUS_INCONCLUSIVE]
+    if undecided and status not in (STATUS_INCONCLUSIVE, STATUS_FAIL):  # (the verdicts share these words)
+        cell += (f"<br><small>{len(undecided)} of its {len(entry['claims'])} claims inconclusive: "
+                 + ", ".join(code_id(c) for c in undecided) + "</small>")
     return [what, _text(entry["where"]), _profile_cell(entry, lifted), cell]
 
 
@@ -1050,7 +1054,8 @@ DEFINITIONS = "../../reproduction_report.html"
 def source_map_html(ledger: dict, box: str | None = CHAPTER_BOX, definitions: str | None = DEFINITIONS) -> str:
     """The chapter's headline (with a link to what the verdicts mean), its source map and its errata."""
     lifted = shared_full_notes(ledger)
-    rows = [source_cells(s, lifted=lifted) for s in ledger.get("sources", [])]
+    claims = {c["id"]: c for c in ledger.get("claims", [])}
+    rows = [source_cells(s, claims, lifted=lifted) for s in ledger.get("sources", [])]
     link = f" <a href='{definitions}'>What the verdicts mean</a>." if definitions else ""
     above = "".join(f"<p><small>At the source's scale: {_text(note)}.</small></p>" for note in sorted(lifted))
     return (f"<p><strong>{html.escape(source_headline(ledger), quote=False)}</strong>{link}</p>" + above
