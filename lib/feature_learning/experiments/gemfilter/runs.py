@@ -445,8 +445,12 @@ def one_run_extra(model: RopeDecoder, layer: int, size: GemFilterSizes, run: Run
     added to :func:`baselines`' to measure ``one_run_close``."""
     extra = probe_set(size.model.vocab, dataclasses.replace(size.probe, prompts=size.extra_prompts),
                       run.generator("probe", "one-run"), device=run.device)
-    return (gemfilter_correct(model, extra, layer, size.k),
-            correct(one_run_generate(model, extra.tokens, layer, size.k, 2)[0], extra.answer))
+    gem, one_run = [], []
+    for start in range(0, len(extra), size.extra_prompts):  # one depth at a time, as the grid runs one cell
+        part = Probe(*(t[start:start + size.extra_prompts] for t in (extra.tokens, extra.answer, extra.needle_pos)))
+        gem.append(gemfilter_correct(model, part, layer, size.k))
+        one_run.append(correct(one_run_generate(model, part.tokens, layer, size.k, 2)[0], part.answer))
+    return np.concatenate(gem), np.concatenate(one_run)
 
 
 # -- time and memory (Theorem 9.3, Fig. 9.3) --------------------------------------------------------------------------
