@@ -114,7 +114,9 @@ def test_the_training_target_and_a_claim_on_models_that_never_trained():
 
     assert bool(ex.reached_target(1.0, 0.5, 0.5)) and not bool(ex.reached_target(1.0, 1.0, 1.0))  # never trained
     assert not bool(ex.reached_target(1.0, 0.3, 0.9))  # rose over the last tenth: oscillating
-    assert bool(ex.target_reached([1.0, 0.5])) and not bool(ex.target_reached([1.0]))
+    assert bool(ex.target_reached([0, 8, 9, 10], [1.0, 0.6, 0.5, 0.5], 10))
+    assert not bool(ex.target_reached([0], [1.0], 0))  # no step at all
+    assert not bool(ex.target_reached([0, 8, 9, 10], [1.0, 0.3, 0.5, 0.5], 10))  # rising over the last tenth
     untrained = override(TINY, finite={"steps": 0, "nu_steps": 0}, toy={"steps": 0})
     run = start_run("ci", 0)
     fin, toy = ex.finite_sample(untrained, run), ex.toy_2d(untrained, run)

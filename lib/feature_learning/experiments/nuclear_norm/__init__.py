@@ -41,6 +41,7 @@ from feature_learning.experiments.nuclear_norm.runs import (  # noqa: F401
     evaluate,
     finite_sample,
     full_optimum,
+    log_steps,
     logistic_grad,
     logistic_objective,
     nu_penalty,

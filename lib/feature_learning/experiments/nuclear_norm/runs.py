@@ -42,24 +42,33 @@ SETTLE = 0.01  # fixed in advance, before any run read it: 1% of the objective a
 def reached_target(start, late, end) -> torch.Tensor:
     """Whether a trained model reached its training target, elementwise over replicas: its training objective (fit
     plus penalty, on the whole training sample) at the end is below its value at initialisation by at least ``SETTLE``
-    of that value (it trained), and did not rise by ``SETTLE`` of it or more over the last tenth of the steps, from
-    ``late`` to ``end`` (it is not oscillating or diverging; it may still be falling). A model that never trained
-    fails the first; one whose step is too large for its penalty fails one or the other. Every claim on a trained
-    model counts its replicas that reached it (``trained=``)."""
+    of that value (it trained), and did not rise by ``SETTLE`` of it or more from the second last tenth of the steps
+    (``late``) to the last (``end``; it is not oscillating or diverging, it may still be falling). A model that never
+    trained fails the first; one whose step is too large for its penalty fails one or the other. Every claim on a
+    trained model counts its replicas that reached it (``trained=``)."""
     start, late, end = (torch.as_tensor(v, dtype=DTYPE) for v in (start, late, end))
     return ((start - end) >= SETTLE * start) & ((end - late) < SETTLE * start)
 
 
-def target_reached(values) -> torch.Tensor:
-    """:func:`reached_target` from the objectives recorded at the start, at :func:`late_step` and at the end (a run
-    too short to have a distinct late step, or with no step at all, compares what there is)."""
-    values = list(values)
-    return reached_target(values[0], values[-2] if len(values) > 2 else values[0], values[-1])
+def log_steps(steps: int) -> tuple[int, ...]:
+    """The steps at which a run records its objective: the start, and every ``steps // 50``-th step of the last
+    fifth (the end is recorded after the last step)."""
+    return (0, *range(int(0.8 * steps), steps, max(1, steps // 50)))
 
 
-def late_step(steps: int) -> int:
-    """The step from which the last tenth of a training run is measured."""
-    return int(0.9 * steps)
+def target_reached(steps, values, total: int) -> torch.Tensor:
+    """:func:`reached_target` from the objectives ``values`` recorded at ``steps`` (:func:`log_steps` and the end) of a
+    run of ``total`` steps: the start, the mean over the second last tenth of the steps and the mean over the last
+    tenth (one step's reading of a mini-batch trainer moves by about 1% of the start). A run with no step compares
+    its start with itself."""
+    steps = torch.as_tensor(list(steps))
+    values = torch.stack([torch.as_tensor(v, dtype=DTYPE) for v in values])
+    late_from, end_from = int(0.8 * total), int(0.9 * total)
+    late = (steps > 0) & (steps >= late_from) & (steps < end_from)
+    end = steps >= end_from
+    start = values[0]
+    return reached_target(start, values[late].mean(0) if late.any() else start,
+                          values[end].mean(0) if end.any() else start)
 
 
 # -- Experiment 1: the population optima -----------------------------------------------------------------------------
@@ -179,10 +188,11 @@ def population(size: NuclearSizes, run: Run) -> Population:
     # ERM-rank with B = r on the large model, trained (IHT from a constant start, the l2 term of lambdas[0] kept so
     # that the minimum is attained), not assumed to sit on R: where its weights land is what Lemma 6.2 claims
     w_rank = torch.full((p.d,), 1e-3, dtype=DTYPE)
-    objective = [logistic_objective(z, w_rank, l2=p.lambdas[0])]
-    for step in range(p.rank_steps):
+    logged, objective = [0], [logistic_objective(z, w_rank, l2=p.lambdas[0])]
+    for step in range(1, p.rank_steps + 1):
         w_rank = keep_top_k(w_rank - 0.5 * (logistic_grad(z, w_rank) + p.lambdas[0] * w_rank), p.r)
-        if step + 1 in (late_step(p.rank_steps), p.rank_steps):
+        if step in log_steps(p.rank_steps) or step == p.rank_steps:
+            logged.append(step)
             objective.append(logistic_objective(z, w_rank, l2=p.lambdas[0]))
     z_ood = reweighting_features(p.full_samples, p.r, p.d, -p.gamma, run.generator("population_full_ood"))
     rank_ood = float(sign_accuracy(z_ood @ w_rank, 1, ties=1.0))
@@ -196,7 +206,8 @@ def population(size: NuclearSizes, run: Run) -> Population:
         opt = block_optimum(sweep_r, s_gap, sweep_ood_r, o_gap, p.sweep_r, p.sweep_r + gap, p.sweep_lambda)
         sweep.append(SweepPoint(gap, opt.alpha, opt.beta, opt.ood_accuracy,
                                 theory.clt_accuracy(opt.alpha, opt.beta, p.sweep_r, p.sweep_r + gap, -p.gamma)))
-    return Population(p, optima, full_w, full_block, losses, w_rank, rank_ood, sweep, bool(target_reached(objective)))
+    return Population(p, optima, full_w, full_block, losses, w_rank, rank_ood, sweep,
+                      bool(target_reached(logged, objective, p.rank_steps)))
 
 
 # -- Experiment 2: finite samples ------------------------------------------------------------------------------------
@@ -275,12 +286,13 @@ def finite_sample(size: NuclearSizes, run: Run) -> FiniteSample:
 
     def gd(step_fn, objective):
         w = torch.full((f.d,), f.init, dtype=DTYPE)
-        values = [objective(w)]
-        for step in range(f.steps):
+        logged, values = [0], [objective(w)]
+        for step in range(1, f.steps + 1):
             w = step_fn(w)
-            if step + 1 in (late_step(f.steps), f.steps):
+            if step in log_steps(f.steps) or step == f.steps:
+                logged.append(step)
                 values.append(objective(w))
-        return w, target_reached(values)
+        return w, target_reached(logged, values, f.steps)
 
     out = [method("ERM-l2", f"lambda={f.l2_lambda}", gd(lambda w: w - f.lr * (logistic_grad(z, w) + f.l2_lambda * w),
                                                         lambda w: logistic_objective(z, w, l2=f.l2_lambda)),
@@ -323,8 +335,8 @@ def train_nu_linear(z: torch.Tensor, lambdas, batch: int, f: FiniteSampleSizes,
 
     history = train([w], loss, OptimConfig(steps=f.nu_steps, lr=f.lr, optimizer="gd", warmup=0,
                                            schedule=f.nu_schedule),
-                    log_at=(0, late_step(f.nu_steps)), log_fn=objective, progress=False)
-    return w.detach(), target_reached(history["objective"])
+                    log_at=log_steps(f.nu_steps), log_fn=objective, progress=False)
+    return w.detach(), target_reached(history["step"], history["objective"], f.nu_steps)
 
 
 # -- Experiment 3: the 2-D toy ---------------------------------------------------------------------------------------
@@ -382,7 +394,7 @@ def toy_2d(size: NuclearSizes, run: Run) -> Toy:
                         + 0.5 * wd * ((A * A).sum() + (v * v).sum()))
 
             history = train([A, v], loss, OptimConfig(steps=t.steps, lr=t.lr, optimizer="gd", warmup=0),
-                            log_at=(0, late_step(t.steps)), log_fn=lambda step, loss=loss: {"objective": loss(step)},
+                            log_at=log_steps(t.steps), log_fn=lambda step, loss=loss: {"objective": loss(step)},
                             progress=False)
             with torch.no_grad():
                 u = A.T @ v
@@ -391,7 +403,8 @@ def toy_2d(size: NuclearSizes, run: Run) -> Toy:
                 results[name].append((slope, float(u[0]), float(sign_accuracy(x_id @ u, y_id, ties=1.0)),
                                       float(sign_accuracy(x_ood @ u, y_ood, ties=1.0)),
                                       theory.toy_2d_accuracies(slope, 0.7), theory.toy_2d_accuracies(slope, 0.3),
-                                      float(s[1] / s[0]), bool(target_reached(history["objective"]))))
+                                      float(s[1] / s[0]),
+                                      bool(target_reached(history["step"], history["objective"], t.steps))))
     runs = [ToyRun(name, *(torch.tensor(col, dtype=DTYPE) for col in list(zip(*rows, strict=True))[:-1]),
                    torch.tensor([row[-1] for row in rows])) for name, rows in results.items()]
     return Toy(t, runs)
@@ -456,8 +469,8 @@ def train_featurizers(xs: torch.Tensor, ys: torch.Tensor, lambdas, classes: int,
     per step and seed and a random pairing of the batch; the penalty is on the mixed batch's features. ``initial``:
     a list that receives a copy of the untrained featurizer. Returns (net, head W (R, features, classes), head b,
     reached (L, S)): whether each replica reached its training target, its objective (cross entropy on the whole
-    training set, unmixed, plus lambda times the mean nuclear norm of its disjoint batches) measured at the start,
-    at nine tenths of the steps and at the end (:func:`reached_target`)."""
+    training set, unmixed, plus lambda times the mean nuclear norm of its disjoint batches) recorded at
+    :func:`log_steps` (:func:`target_reached`)."""
     S, n, d_in = xs.shape
     L = len(lambdas)
     net = init_torch_default(L * S, d_in, a.width, d_out=a.features, generator=generator)
@@ -503,8 +516,9 @@ def train_featurizers(xs: torch.Tensor, ys: torch.Tensor, lambdas, classes: int,
 
     history = train([*net.parameters(), head_w, head_b], loss,
                     OptimConfig(steps=a.steps, lr=a.lr, warmup=0, betas=(0.9, 0.999)),
-                    log_at=(0, late_step(a.steps)), log_fn=objective, progress=False)
-    return net, head_w.detach(), head_b.detach(), target_reached(history["objective"]).view(L, S)
+                    log_at=log_steps(a.steps), log_fn=objective, progress=False)
+    return net, head_w.detach(), head_b.detach(), target_reached(history["step"], history["objective"],
+                                                                 a.steps).view(L, S)
 
 
 def evaluate(net, head_w, head_b, x: torch.Tensor, y: torch.Tensor, L: int, S: int):
