@@ -18,7 +18,7 @@ from feature_learning.training.loop import OptimConfig
 
 def test_sizes_validate_k_and_p_to_the_tested_range():
     assert ex.sizes("ci").margin.k == 3 and ex.sizes("ci").margin.p == 11
-    assert ex.sizes("book", k=4, p=7).margin == ex.MarginSizes(k=4, p=7, seeds=3)
+    assert ex.sizes("book", k=4, p=7).margin == ex.MarginSizes(k=4, p=7, seeds=6)
     with pytest.raises(ParameterError, match=r"'k' is 5"):
         ex.sizes("ci", k=5)
     with pytest.raises(ParameterError, match=r"'p' is 9.*prime"):
@@ -219,7 +219,7 @@ def _full_like_sweep():
 
 def test_transformer_claims_cannot_pass_on_replicas_that_never_learned():
     ledger = _ledger()
-    ex.record_transformer_claims(ledger, _full_like_sweep(), _attention(4), steps=100)
+    ex.record_transformer_claims(ledger, _full_like_sweep(), _attention(4))
     claims = {c.id: c for c in ledger.claims}
     for cid in ("grokking_weaker_at_k4", "grokking_weaker_at_k4_two", "grokking_monotone_in_k", "transformers_fit",
                 "fit_steps_grow_with_k", "transformer_concentration", "transformer_concentration_5"):
@@ -236,7 +236,7 @@ def test_grokking_present_k2_fails_when_a_replica_never_fits():
     grok = {2: _grok_run(2, [10.0, 10.0, inf], [50.0, 60.0, 70.0]), 3: _delays(3, [5, 6, 7]),
             4: _delays(4, [1, 2, 3])}
     ledger = _ledger()
-    ex.record_transformer_claims(ledger, grok, _attention(3), steps=100)
+    ex.record_transformer_claims(ledger, grok, _attention(3))
     claims = {c.id: c for c in ledger.claims}
     assert not claims["grokking_present_k2"].ok and claims["grokking_present_k2"].trained == (2, 3)
     assert claims["grokking_present_k2"].measured == "nan"
@@ -247,7 +247,7 @@ def test_transformer_claims_pass_on_a_sweep_that_learned():
     grok = {2: _delays(2, [100, 200, 300]), 3: _grok_run(3, [20.0] * 3, [60.0, 70.0, 80.0]),
             4: _grok_run(4, [30.0] * 3, [30.0, 40.0, 50.0])}
     ledger = _ledger()
-    ex.record_transformer_claims(ledger, grok, _attention(3), steps=100)
+    ex.record_transformer_claims(ledger, grok, _attention(3))
     claims = {c.id: c for c in ledger.claims}
     for cid in ("grokking_present_k2", "grokking_weaker_at_k4", "grokking_monotone_in_k", "transformers_fit",
                 "fit_steps_grow_with_k", "transformer_concentration"):
@@ -292,3 +292,28 @@ def test_mean_log_lag_ratio_counts_never_generalising_replicas_at_the_last_step(
     logs = torch.tensor([2.0, 4.0, 10.0], dtype=torch.float64).log()
     assert est.value == pytest.approx(float(logs.mean())) and est.se == pytest.approx(float(logs.std()) / 3**0.5)
     assert est.null.value == 0.0
+
+
+def test_full_trains_the_source_transformer_recipe_and_every_k_is_declared_for_it():
+    assert ex.grok_recipe(ex.CI.grok) == ex.transformer_recipe(ex.CI.grok.steps)
+    source = ex.grok_recipe(ex.FULL.grok)
+    assert (source.lr, source.weight_decay, source.steps) == (1e-3, 1e-3, ex.FULL.grok.steps)
+    with pytest.raises(ValueError, match="recipe"):
+        ex.grok_recipe(ex.GrokSizes(recipe="other"))
+    ledger = _ledger()
+    grok = {2: _delays(2, [100, 200, 300]), 3: _grok_run(3, [20.0] * 3, [20.0, 30.0, 20.0]),
+            4: _grok_run(4, [30.0] * 3, [30.0, 40.0, 50.0])}
+    ex.record_transformer_claims(ledger, grok, _attention(3))
+    every_k = {c.id: c for c in ledger.claims}["grokking_present_every_k"]
+    assert every_k.source_scale_only and every_k.status == "not reproduced below the source's scale"
+    assert every_k.null_model is not None and every_k.not_testable is None
+
+
+def test_frequency_balance_is_the_mean_over_the_seeds_networks():
+    def stats(balance):
+        return types.SimpleNamespace(balance_sparse=balance)
+
+    run = ex.MarginRun(3, 5, None, None, torch.zeros(2, 2), stats(0.1), torch.zeros(3), stats(1.0),
+                       [stats(0.1), stats(0.3)])
+    est = run.balance_sparse()
+    assert est.value == pytest.approx(0.2) and est.se == pytest.approx(0.1) and est.null.value == 1.0
