@@ -18,7 +18,7 @@ from feature_learning.training.loop import OptimConfig
 
 def test_sizes_validate_k_and_p_to_the_tested_range():
     assert ex.sizes("ci").margin.k == 3 and ex.sizes("ci").margin.p == 11
-    assert ex.sizes("book", k=4, p=7).margin == ex.MarginSizes(k=4, p=7, seeds=6)
+    assert ex.sizes("book", k=4, p=7).margin == ex.MarginSizes(k=4, p=7, seeds=3)
     with pytest.raises(ParameterError, match=r"'k' is 5"):
         ex.sizes("ci", k=5)
     with pytest.raises(ParameterError, match=r"'p' is 9.*prime"):
@@ -309,11 +309,16 @@ def test_full_trains_the_source_transformer_recipe_and_every_k_is_declared_for_i
     assert every_k.null_model is not None and every_k.not_testable is None
 
 
-def test_frequency_balance_is_the_mean_over_the_seeds_networks():
-    def stats(balance):
-        return types.SimpleNamespace(balance_sparse=balance)
+def test_frequency_balance_counts_the_seeds_networks_together():
+    def stats(counts):
+        counts = torch.tensor([0, *counts])
+        return types.SimpleNamespace(sparse=None, summary=types.SimpleNamespace(
+            frequency_counts=lambda p, mask: counts))
 
-    run = ex.MarginRun(3, 5, None, None, torch.zeros(2, 2), stats(0.1), torch.zeros(3), stats(1.0),
-                       [stats(0.1), stats(0.3)])
-    est = run.balance_sparse()
-    assert est.value == pytest.approx(0.2) and est.se == pytest.approx(0.1) and est.null.value == 1.0
+    run = ex.MarginRun(3, 5, None, None, torch.zeros(2, 2), stats([4, 2]), torch.zeros(3), stats([0, 0]),
+                       [stats([4, 2]), stats([2, 4]), stats([3, 3])])
+    assert run.balance_sparse() == 0.0  # (9, 9) together, though each network alone is off by a third
+    run.replica_neurons = [stats([4, 2]), stats([3, 3])]
+    assert run.balance_sparse() == pytest.approx(1 / 6)  # (7, 5) against 6
+    run.replica_neurons = [stats([0, 0])]
+    assert run.balance_sparse() == 1.0
