@@ -44,7 +44,7 @@ LEDGER = {"claims": [{"id": "a", "status": "pass"}, {"id": "b", "status": "fail"
     (None, "no run"),
 ])
 def test_a_chapters_full_cell(record, cell):
-    assert readme.chapter_row("x", record, None)[0] == cell
+    assert readme.chapter_row("x", record, None)[1] == cell
 
 
 def test_a_chapters_sweep_cell():
@@ -56,11 +56,33 @@ def test_a_chapters_sweep_cell():
         "some": {"profile": "ci", "seeds": [0, 2], "claims": {"a": claim(2), "b": claim(1)}},
         "crashed": {"profile": "ci", "seeds": [0, 1], "claims": {}, "runs_failed": {"1": "error"}},
     }}
-    assert readme.chapter_row("all", None, sweep)[1] == "all 2 claims hold at seeds 0-5 (`ci`)"
-    assert readme.chapter_row("some", None, sweep)[1] == "1 of 2 claims hold at every one of seeds 0, 2 (`ci`)"
-    assert readme.chapter_row("crashed", None, sweep)[1] == "runs failed at seeds 1"
-    assert readme.chapter_row("none", None, sweep)[1] == "not in the sweep"
-    assert readme.chapter_row("none", None, None)[1] == "not in the sweep"
+    assert readme.chapter_row("all", None, sweep)[2] == "all 2 claims hold at seeds 0-5 (`ci`)"
+    assert readme.chapter_row("some", None, sweep)[2] == "1 of 2 claims hold at every one of seeds 0, 2 (`ci`)"
+    assert readme.chapter_row("crashed", None, sweep)[2] == "runs failed at seeds 1"
+    assert readme.chapter_row("none", None, sweep)[2] == "not in the sweep"
+    assert readme.chapter_row("none", None, None)[2] == "not in the sweep"
+
+
+def test_a_chapters_results_cell_grades_its_stored_source_map_by_the_stored_runs():
+    from feature_learning.book.claims import ClaimLedger, Null
+
+    CHANCE = Null(0.5, "chance")
+    led = ClaimLedger("demo", "Demo", profile="ci", seed=0)
+    led.at_least("r1", "s", "w", kind="reproduction", measured=1, bound=0.9, null=CHANCE)
+    led.at_least("r2", "s", "w", kind="reproduction", measured=1, bound=0.9, null=CHANCE)
+    led.source("s1", "Fig 1", "a", ["r1"])
+    led.source("s2", "Fig 2", "b", ["r2"], analogue="synthetic images")
+    led.source("s3", "Tab 1", "c", not_attempted="ImageNet")
+    data = json.loads(json.dumps(led.to_json()))
+    sweep = {"chapters": {"demo": {"profile": "ci", "seeds": [0], "claims": {}, "ledger": data}}}
+    assert readme.results_cell("demo", None, sweep) == (
+        "0 of 3 results reproduced at the source's scale (0 on analogues), 0 only below it, 2 not run at the "
+        "source's scale yet, 0 theorem verifications; 1 not attempted; 0 errata (0 confirmed by a check)")
+    full = {"written": "2026-11-27T00:00:00+00:00", "ledger": {"claims": [dict(c) for c in data["claims"]]}}
+    full["ledger"]["claims"][1].update(passed=False, status="FAIL")
+    assert readme.results_cell("demo", full, sweep).startswith(
+        "1 of 3 results reproduced at the source's scale (0 on analogues), 1 only below it, 0 not run")
+    assert readme.results_cell("other", None, sweep) == "no source map stored with the sweep"
 
 
 def _project(root: Path, readme_text: str) -> None:
@@ -82,8 +104,8 @@ def test_check_fails_on_a_stale_block_and_the_rewrite_fixes_it(tmp_path, capsys)
     assert readme.main(["--check", "--root", str(tmp_path)]) == 1
     assert readme.main(["--root", str(tmp_path)]) == 0
     text = (tmp_path / "README.md").read_text()
-    assert "| 1 | [A demo chapter](book/chapters/one/demo.ipynb) | 2 of 3 claims hold (CPU, 2026-11-26) | not in " \
-           "the sweep |" in text
+    assert ("| 1 | [A demo chapter](book/chapters/one/demo.ipynb) | no source map stored with the sweep | "
+            "2 of 3 claims hold (CPU, 2026-11-26) | not in the sweep |") in text
     assert "| `make test` | not measured | not measured |" in text
     assert text.startswith("# Title\n") and text.endswith("The end.\n")
     assert readme.main(["--check", "--root", str(tmp_path)]) == 0

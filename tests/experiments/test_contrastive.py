@@ -47,7 +47,7 @@ def test_runs_at_tiny_size_return_the_expected_shapes_and_feasible_weights():
     a = ex.allocation(TINY, run)
     assert a.alpha.shape == (1, 2) and torch.all(a.alpha == 1.0) and a.beta_error() < 1e-12
     p = ex.pretrain(TINY, run)
-    assert p.W.shape == (2, 5, 25, 35)
+    assert p.W.shape == (2, 6, 25, 35) and p.names[-2:] == ["task 2", "task 3"]
     assert (torch.linalg.matrix_norm(p.W, 2) <= 1 + 1e-9).all()
     assert (torch.linalg.matrix_norm(p.W) <= math.sqrt(10) + 1e-9).all()
     assert torch.allclose(p.weights.sum(-1), p.W.pow(2).sum((-1, -2)))  # M orthogonal: weights sum to ||W||_F^2
@@ -55,6 +55,9 @@ def test_runs_at_tiny_size_return_the_expected_shapes_and_feasible_weights():
     assert tr.learned.target.shape == (1, 4, 4) and tr.large.target.shape == (1, 2, 4)
     # the closed-form average at n = T is the target accuracy (every task in the mixture)
     assert torch.allclose(tr.large.average[:, -1], tr.large.target[:, -1])
+    # target 1's drop from its own pre-training to all tasks is the learned curve's first-to-last drop
+    assert tr.alone_vs_all.shape == (3, 1, 4)
+    assert torch.allclose(tr.alone_vs_all[0, 0], tr.learned.target[0, 0] - tr.learned.target[0, -1])
     f = ex.finetune(TINY, run)
     assert (f.distance <= torch.tensor([0.0, 0.5], dtype=torch.float64) + 1e-9).all()
     assert (f.spectral <= 1 + 1e-9).all()
@@ -86,10 +89,33 @@ def test_source_map_is_unique_and_names_the_profile_claims():
         def __init__(self, T, m):
             self.T, self.m = T, m
 
-    entries = ex.source_map(ex.CI, Pre(), [Row(4, 20), Row(16, 20), Row(4, 50)])
+    class Enc:
+        radii, spread = (0.05, 3.0), (0.24, 0.05)
+
+    entries = ex.source_map(ex.CI, Pre(), [Row(4, 20), Row(16, 20), Row(4, 50)], Enc())
     ids = [e["id"] for e in entries]
     assert len(ids) == len(set(ids))
     claims = {c for e in entries for c in e.get("claims", [])}
     assert {"cka_1_vs_1-4", "ours_beats_ft_T16", "mixture_private_weight_P4"} <= claims
     assert not any("status" in e or (e.get("not_attempted") and e.get("claims")) for e in entries)
     assert {"f9_private_weight_trend", "finetune_gain_grows_with_T"} <= claims
+    assert {"thm72_every_feature_encoded", "nonlinear_target_falls", "target_falls_each_target",
+            "learned_drop_shrinks_with_m"} <= claims
+
+
+def test_encoding_sweep_reads_the_spread_and_the_moves_of_a_table():
+    size = override(ex.CI, encoding={"probs": (0.5, 0.1), "radii": (0.5, 2.0), "restarts": 4, "steps": 50})
+    e = ex.encoding_sweep(size, start_run("ci", 0, "cpu"))
+    # Pr[z_{-i} equal, z_i differs] = 2 p_i (1 - p_i) (p_j^2 + (1 - p_j)^2)
+    assert abs(e.spread[0] - 2 * 0.25 * (0.01 + 0.81)) < 1e-12 and abs(e.spread[1] - 2 * 0.09 * 0.5) < 1e-12
+    assert e.encoding.shape == (2, 2) and ((e.encoding >= 0) & (e.encoding <= 2 + 1e-9)).all()
+    assert (e.runner_up_gap >= 0).all()
+
+
+def test_nonlinear_tradeoff_is_paired_at_initialisation():
+    size = override(ex.CI, nonlinear={"ns": (1, 4), "replicas": 2, "steps": 0, "draws": 2, "n_test": 50})
+    nl = ex.nonlinear_tradeoff(size, start_run("ci", 0, "cpu"))
+    assert nl.target.shape == nl.average.shape == (2, 4)
+    # untrained encoders are shared by the pre-training sets: the paired change is exactly 0
+    assert torch.equal(nl.change("target"), torch.zeros(4, dtype=torch.float64))
+    assert nl.trained() == (0, 4)

@@ -118,3 +118,37 @@ def test_selectivity_of_eq61_lies_in_its_two_class_range(gen):
         per_neuron.append(float((mx - mb) / (abs(mx) + abs(mb) + 1e-6)))
     assert abs(per_neuron[0] - 1 / 3) < 1e-6 and abs(per_neuron[1]) < 0.02
     assert math.isclose(float(measure.selectivity(one_class, xs, ys)[0]), sum(per_neuron) / 2, rel_tol=1e-9)
+
+
+def test_bernstein_example_printed_bound_fails_standard_holds():
+    from feature_learning.experiments.feature_contamination import bernstein_example
+
+    ex = bernstein_example(100, 0.2)
+    # 100 fair signs sum to at least 20 iff at least 60 are +1
+    assert abs(ex.exact - sum(__import__("math").comb(100, k) for k in range(60, 101)) / 2**100) < 1e-15
+    assert ex.printed < ex.exact <= ex.standard
+
+
+def test_effective_robustness_is_zero_on_the_line():
+    import numpy as np
+
+    from feature_learning.experiments.feature_contamination import StandardModels, effective_robustness, logit
+
+    ids = np.linspace(0.55, 0.97, 12)[:, None]
+    line = 1 / (1 + np.exp(-(0.3 + 0.8 * logit(ids))))
+    models = StandardModels(ids, line)
+    assert abs(effective_robustness(models, 0.9, 1 / (1 + np.exp(-(0.3 + 0.8 * logit(0.9)))))) < 1e-9
+    assert effective_robustness(models, 0.9, 0.99) > 0
+
+
+def test_class_rates_count_positive_preactivations():
+    import torch
+
+    from feature_learning.experiments.feature_contamination import class_rates
+    from feature_learning.models.two_layer import init_torch_default
+
+    net = init_torch_default(2, 3, 4, d_out=2, generator=torch.Generator().manual_seed(0))
+    x, labels = torch.randn(50, 3, generator=torch.Generator().manual_seed(1)), torch.arange(50) % 10
+    rates = class_rates(net, x, labels)
+    expected = (net.preactivation(x)[:, labels == 3] > 0).double().mean(1)
+    assert rates.shape == (2, 4, 10) and torch.allclose(rates[..., 3], expected)

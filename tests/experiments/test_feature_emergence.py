@@ -209,6 +209,10 @@ def test_probe_is_blind_to_the_scale_of_its_features(gen):
     big = fe.probe(f, y, ft, yt)
     tiny = fe.probe(0.04 + 1e-10 * f, y, 0.04 + 1e-10 * ft, yt)  # features varying at 1e-10 of their value
     assert big.item() > 0.95 and tiny.item() == big.item()
+    raw_big = fe.unscaled_probe(f, y, ft, yt, n_fit=400, iterations=300)
+    raw_tiny = fe.unscaled_probe(0.04 + 1e-10 * f, y, 0.04 + 1e-10 * ft, yt, n_fit=400, iterations=300)
+    prior = max(float((yt > 0).double().mean()), float((yt < 0).double().mean()))
+    assert raw_big.item() > 0.9 and raw_tiny.item() <= prior + 1e-12  # at their own scale: one class
 
 
 def test_sizes_are_overrides_of_book():
@@ -223,10 +227,35 @@ def test_sizes_are_overrides_of_book():
 
 def test_injection_protocol_at_toy_sizes():
     size = fe.InjectionSizes(teacher_width=4, student_width=5, teacher_steps=5, student_steps=8, n_student=200,
-                             seeds=2)
+                             teachers=3, seeds=2)
     out = fe.injection_experiment(size, start_run("ci", 0, "cpu"))
-    assert out.real_acc.shape == out.injected_acc.shape == (len(out.step), 2, 2)
-    assert torch.allclose(out.injected_label_share.sum(), torch.tensor(1.0, dtype=D))
+    assert out.real_acc.shape == out.injected_acc.shape == (len(out.step), 3, 2)  # per teacher
+    assert torch.allclose(out.injected_label_share.sum(-1), torch.ones(3, dtype=D))
+
+
+def test_theorem2_check_at_toy_sizes():
+    size = fe.Theorem2Sizes(k=5, m=10, n=400, n_test=300, steps=20, lr=1.0, replicas=2)
+    out = fe.theorem2_experiment(size, start_run("ci", 0, "cpu"))
+    assert out.hinge.shape == out.norm.shape == out.accuracy.shape == (2,) and out.features == 20
+    claim = fe.theorem2_claim(out, size)
+    floors = [fe.theorem2_floor(20, float(b), 5) for b in out.norm]
+    assert claim["measured"].value == pytest.approx(float((out.hinge - torch.tensor(floors)).mean()))
+    assert claim["measured"].null.value == pytest.approx(-0.5 * (1 - 2**0.5 / 32))  # the parity feature: hinge 0
+    assert fe.theorem2_floor(600, 236, 13) == pytest.approx(0.5 * (1 - 1200**0.5 * 236 / 8192))
+
+
+def test_lemma_coordinates_follow_lemmas_15_and_20():
+    size = _tiny()
+    results, _ = fe.parity_program(fe.parity_groups(size)[:1], size.parity, start_run("ci", 1, "cpu"))
+    lem = results["main"].lemmas
+    assert set(lem) == {"one_median", "one_spread", "two_mean", "two_spread"}
+    assert all(v.shape == (size.parity.seeds, 2) for v in lem.values())
+    assert (lem["two_spread"][:, 0] < 1e-3).all()  # step 2: beta depends on the bias alone
+    assert (lem["two_mean"][:, 1].abs() < lem["two_mean"][:, 0]).all()  # no signal without structure
+    est = fe.lemma_estimates(results["main"], size.parity)
+    assert est["two"].se == pytest.approx(fe.lemma_sampling_sd(size.parity, size.parity.seeds))
+    # Var S = k/8 + k^2/8 under D_A^mix at p_o = 1/2: k = 5 gives 3.75, relative sd sqrt(0.15 - 1/16)/(1/4)
+    assert fe.lemma_sampling_sd(fe.ParitySizes(n=1), 1) == pytest.approx((3.75 / 25 - 1 / 16) ** 0.5 * 4)
 
 
 def test_interval_and_hidden_experiments_at_toy_sizes():
@@ -275,7 +304,7 @@ def test_figures_fit_the_column_and_read_at_9_points():
     mixture = fe.MixtureResult(8, 2, 1.0, 3, rand(seeds), rand(seeds, 4), rand(seeds, 4), rand(seeds, 4, 8) - 0.5,
                                torch.tensor([[1.0, -1.0, 1.0, -1.0]] * seeds), rand(seeds, 12, 8) - 0.5,
                                rand(seeds, 12, 8) - 0.5)
-    injection = fe.InjectionResult(torch.arange(steps), rand(steps, seeds, 2), rand(steps, seeds, 2), rand(10))
+    injection = fe.InjectionResult(torch.arange(steps), rand(steps, seeds, 2), rand(steps, seeds, 2), rand(seeds, 10))
     figures = [fe.accuracy_figure([("a", group, (0, 1))]),
                fe.accuracy_figure([(str(i), group, (0,)) for i in range(4)]),
                fe.mds_figure(W, torch.ones(8, dtype=torch.float64), ("+v", "-v")),

@@ -88,6 +88,34 @@ def test_kv_cache_sizes_and_grid_on_an_untrained_model():
     assert after["standard"] == 4 * 2 * 2 * H * 42 * e and after["snapkv"] == after["one-run"] == 4 * 2 * 2 * H * 10 * e
 
 
+def test_prompt_memory_counts_allocations_and_repeats():
+    """The measured prompt-phase memory is the same on every call; a full prefill keeps its cache (2mhnd floats,
+    allocated) and so needs more than GemFilter's selection; a cached view of a larger buffer counts the buffer."""
+    run = start_run("ci", 0, "cpu")
+    model = experiment.new_model(DecoderConfig(n_layers=4, d_model=16, n_heads=2), 0).eval()
+    tokens = experiment.timing_prompt(experiment.CI.model.vocab, 256, run)
+    first, again = (experiment.prompt_memory(model, tokens, 2, 8, 4) for _ in range(2))
+    assert first == again and first["gemfilter"] < first["standard"]
+    kv = 4 * 2 * 4 * 16 * 256  # float32 bytes of 2mhnd
+    assert first["standard"] > kv + experiment.layer_bytes(model, 4)
+    with torch.no_grad():
+        cache = model.prefill(tokens)[1]
+        snap = experiment.snapkv_layerwise_prefill(model, tokens, 8, 4)
+    assert experiment.cache_bytes(cache) == kv and experiment.cache_bytes(snap) == 4 * 2 * 4 * 16 * 7
+    wide = dataclasses.replace(cache, values=[torch.zeros(1, 2, 3 * 256, 8)[:, :, :256] for _ in cache.values])
+    assert experiment.cache_bytes(wide) == kv // 2 + 3 * kv // 2
+
+
+def test_index_focus_shares_are_fractions_and_random_is_near_its_expectation():
+    model = experiment.new_model(experiment.CI.model, 0).eval()
+    probe = experiment.probe_set(model.config.vocab, experiment.ProbeSizes(64, 5, 40), torch.Generator().manual_seed(0))
+    focus = experiment.index_focus(model, probe, 2, 16, 4)
+    assert set(focus) == {"GemFilter", "SnapKV", experiment.RANDOM}
+    for share in focus.values():
+        assert share.shape == (len(probe),) and (share >= 0).all() and (share <= 1).all()
+    assert abs(focus[experiment.RANDOM].mean() - 10 / 67) < 0.03  # 5 around the needle + 5 recent of 67
+
+
 def test_prompt_flops_follow_the_cost_model():
     """Every layer costs the same, so layer r in full saves m/r of the prefill's FLOPs at any length; our selection
     (Q, K only at layer r) saves more, and more as attention's n^2 term comes to dominate, towards m/(r-1)."""

@@ -97,3 +97,25 @@ def test_the_uniform_step_stream_draws_what_the_whole_sample_draws():
     x, y, _ = _per_seed(task.sample, 3, 500, torch.Generator().manual_seed(4))
     xs, ys = _per_seed_stream(task.sample, 3, torch.Generator().manual_seed(4))(500)
     assert torch.equal(x, xs) and torch.equal(y, ys)
+
+
+def test_feature_probability_linear_and_mixture_run():
+    run = start_run("ci", 0, "cpu")
+    fp = gf.feature_probability(gf.FeatureProbabilitySizes(taus=(2.2,), sure_units=20, units=200, n_step=500,
+                                                           seeds=2), run)
+    assert fp.sure_nice.shape == (1, 2) and fp.direct_nice.shape == (1, 2)
+    assert 0 < fp.sure_tail[0] < 1e-4 and abs(fp.gammas[0] - 30 ** -0.2) < 1e-12
+    lin = gf.linear_data(gf.LinearSizes(m=20, n_step=2000, seeds=2), run)
+    assert lin.nice.shape == (2,) and float(lin.nice_init.max()) < 0.5
+    x, y = gf.linear_sample(500, 5, 0.5, torch.Generator().manual_seed(0))
+    assert float((y * x[:, 0]).min()) >= 0.5
+    mx = gf.gaussian_mixture(gf.MixtureSizes(d=10, m=10, n_step=2000, n_fit=300, steps=100, n_test=300, seeds=2), run)
+    assert mx.accuracy.shape == (2, 2) and ((mx.bayes > 0.5) & (mx.bayes <= 1)).all()
+
+
+def test_alternative_cone_enumeration_matches_majority_coefficients():
+    from feature_learning.theory.gradient_features import alternative_cone_distance
+    for d, k in ((9, 2), (11, 4)):
+        enum, width = alternative_cone_distance(d, k)
+        formula, _ = alternative_cone_distance(d, k, enumerate_=False)
+        assert abs(enum - formula) < 1e-12 and enum < width

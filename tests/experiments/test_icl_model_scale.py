@@ -76,7 +76,8 @@ def test_train_icl_transformer_learns_and_flip_protocol(gen):
     cfg = TransformerConfig(vocab=d + 1, seq_len=M + 1, n_out=1, d_model=8, n_heads=2, d_head=4, d_mlp=16,
                             n_blocks=1)
     model, hist = ex.train_icl_transformer(cfg, prior, 1.0, M, 150, 64, gen(4), replicas=2, lr=3e-3)
-    assert float(hist["loss"][-1]) < float(hist["loss"][0])  # the logged loss is summed over replicas
+    assert (hist["loss"][-1] < hist["loss"][0]).all()  # the logged loss, per replica
+    assert hist["final_loss"].shape == (2,) and (hist["final_loss"] < 0.9 * np.log(2.0)).all()
     flips = (0.0, 0.5, 1.0)
     acc, ref = icl_flip_accuracy(model, prior, 1.0, M, flips, 3000, gen(5), chunk=1000)
     assert acc.shape == (3, 2) and ref.shape == (3, 2)
@@ -131,6 +132,11 @@ def test_transformer_sweep_claims_carry_value_se_and_their_trivial_model():
     assert abs(flipped.value - 0.41) < 1e-12 and flipped.null.value == 0.75  # the prior rule at p = 1
     flat = ts.smallest_flatness()  # per seed 0.06 / 0.44 and 0.12 / 0.40; the context rule drops 0.6 of 0.42
     assert abs(flat.value - (0.06 / 0.44 + 0.12 / 0.40) / 2) < 1e-12 and abs(flat.null.value - 0.6 / 0.42) < 1e-12
+    with pytest.raises(ValueError, match="whether its models learned"):
+        ts.trained()
+    # a replica whose loss after training stays at log 2 (it never learned) is counted as not trained
+    ts = dataclasses.replace(ts, final_loss=np.array([[0.3, np.log(2.0)], [0.2, 0.25]]))
+    assert ts.trained() == (3, 4)
 
 
 def test_noise_sources_remove_each_kind_of_noise():

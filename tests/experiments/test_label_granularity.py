@@ -55,6 +55,32 @@ def test_margin_slope_is_exact_for_a_power_law():
     sweep = E.Sweep(runs={("coarse", k): None for k in (4, 8, 16)},
                     evals={("coarse", k): Ev([3.0 / k, 5.0 / k**0.5]) for k in (4, 8, 16)})
     assert np.allclose(E.margin_slope(sweep, "coarse"), [-1.0, -0.5])
+    # with as many replicas at every k the slope estimate is the mean of the per-replica slopes
+    assert np.isclose(E.slope_estimate(sweep, "coarse").value, -0.75)
+
+
+def test_slope_estimate_takes_more_replicas_at_one_k():
+    class Ev:
+        def __init__(self, m):
+            self.hard_margin = torch.tensor(m)
+
+    margins = {4: [0.25, 0.25, 0.25, 0.25], 8: [0.125, 0.125], 16: [1 / 16, 1 / 16]}
+    sweep = E.Sweep(runs={("coarse", k): None for k in margins},
+                    evals={("coarse", k): Ev(m) for k, m in margins.items()})
+    est = E.slope_estimate(sweep, "coarse")
+    assert np.isclose(est.value, -1.0) and est.se < 1e-9
+    assert len(E.margin_slope(sweep, "coarse")) == 2  # paired over the replicas every k has
+
+
+def test_source_constants_and_table6():
+    # the source's constants at d = 32: well under one singly activated neuron per output, and the event of
+    # Props. 1-2 needs d of order 10^39-10^40
+    assert E.source_lucky_mean(32, 8, "coarse") < 0.2 and E.source_lucky_mean(32, 8, "fine") < 0.2
+    assert 1e35 <= E.source_event_dimension(8, "coarse") <= 1e45
+    model = E.source_model(E.PatchModel(), 8, "coarse", E.SOURCE_C0)
+    assert abs(model.tau - (4.2 * np.log(32)) ** 0.5) < 1e-12 and abs(model.lam - np.log(32) ** 5) < 1e-9
+    assert abs(E.table6_ratio_bound() - 0.03 / 0.07) < 1e-9  # G = 273: 4.86 - 4.83 over 4.90 - 4.83
+    assert E.checkpoint_steps(E.CI.hierarchy) == (56, 78)
 
 
 def test_empirical_arithmetic():
@@ -78,6 +104,8 @@ def test_hierarchy_label_functions_nest_as_intended():
     for name in E.HIERARCHY_RUNS:
         lab = E.pretraining_labels(name, tree, leaves, X, hs, run.generator("l", name), seed=0)
         assert lab.shape == leaves.shape
+        if name == "leaf pairs":
+            assert torch.equal(lab, leaves // 2) and int(lab.max()) + 1 == tree.n_leaves // 2
         if name not in ("k-means global",):
             # every label except the global clustering lies inside one superclass
             for g in torch.unique(lab):

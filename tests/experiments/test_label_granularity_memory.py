@@ -17,7 +17,9 @@ import math
 
 import torch
 
+from feature_learning.experiments.label_granularity.runs import source_model
 from feature_learning.experiments.label_granularity.sizes import FULL
+from feature_learning.experiments.label_granularity.summaries import SOURCE_C0
 from feature_learning.models.patch_conv import MAX_PRE_ELEMENTS, PatchConvNet, chunk_ranges
 
 GB = 1e9
@@ -59,9 +61,16 @@ def full_runs() -> list[tuple[str, dict]]:
     for labels, ks, R in (("coarse", sw.coarse_ks, sw.coarse_replicas), ("fine", sw.fine_ks, sw.fine_replicas)):
         for k in ks:
             runs.append((f"sweep {labels} k={k}", dict(
-                R=R, C=2 if labels == "coarse" else 2 * k, m=model.width, d=model.d(k), P=model.P,
+                R=sw.slope_replicas if labels == "coarse" and k == min(ks) else R,
+                C=2 if labels == "coarse" else 2 * k, m=model.width, d=model.d(k), P=model.P,
                 n_train=2 * k * model.n_per_subclass(k), n_eval=2 * k * sw.n_test, itemsize=4,
                 look_ahead=labels == "fine")))
+    k = FULL.source.k  # the source's thresholds: the unpruned draw is wider (pruned before training)
+    for labels, R in (("coarse", FULL.source.coarse_replicas), ("fine", FULL.source.fine_replicas)):
+        runs.append((f"source constants {labels}", dict(
+            R=R, C=2 if labels == "coarse" else 2 * k, m=source_model(model, k, labels, SOURCE_C0).width,
+            d=model.d(k), P=model.P, n_train=2 * k * model.n_per_subclass(k), n_eval=2 * k * sw.n_test, itemsize=4,
+            look_ahead=labels == "fine")))
     k = FULL.logtime.k
     runs.append(("log-time", dict(R=FULL.logtime.replicas, C=2, m=model.width, d=model.d(k), P=model.P,
                                   n_train=2 * k * model.n_per_subclass(k), n_eval=2 * 2, itemsize=4,

@@ -94,3 +94,16 @@ def test_table_6_1_is_self_consistent_and_table_e3_swaps_its_labels():
     e3 = {m: sum(v) / len(v) for m, v in theory.TABLE_E3_OFFICEHOME.items()}
     assert abs(e3["Fishr"] - t61["mDSDI"][2]) < 0.05 and abs(e3["mDSDI"] - t61["Fishr"][2]) < 0.05
     assert abs(e3["Fishr"] - t61["Fishr"][2]) > 1
+
+
+def test_mixup_and_class_count_variants_share_the_data_and_measure_the_untrained_featurizer():
+    run = start_run("ci", 0)
+    erm = ex.domain_analogue(TINY, run, "synthetic", lambdas=(0.0,))
+    mix = ex.domain_analogue(TINY, run, "synthetic", lambdas=(0.0, 0.01), mixup=0.2)
+    ten = ex.domain_analogue(TINY, run, "synthetic", lambdas=(0.0,), classes=10)
+    assert mix.name == "synthetic_mixup" and mix.ood_accuracy.shape == (2, 2) and ten.chance == 0.1
+    assert not torch.equal(mix.ood_accuracy[:1], erm.ood_accuracy)  # Mixup trains differently on the same data
+    for a in (erm, mix, ten):
+        assert a.init_stable_rank.shape == a.stable_rank.shape and (a.init_stable_rank >= 1).all()
+    ranks, falls, rate = mix.stable_rank_falls_up_to(0.001)
+    assert len(ranks) == 1 and falls and rate == (2, 2)  # one lambda: trivially monotone

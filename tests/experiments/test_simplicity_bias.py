@@ -129,6 +129,10 @@ def test_small_runs_of_the_experiments():
     ln_end = domino.rms_ratio[-1].log().double().numpy()  # geometric mean and the se of the log, by hand
     assert domino.rms_ratio_end == pytest.approx(math.exp(ln_end.mean()))
     assert domino.log_ratio_end_se == pytest.approx(ln_end.std(ddof=1) / math.sqrt(3))
+    assert domino.coin_accuracy.shape == (4, 6) and ((domino.coin_accuracy > 0.5) & (domino.coin_accuracy <= 1)).all()
+    assert domino.mu_simple == experiment.DOMINO["mu_simple"]
+    notes = experiment.domino_notes_run(dataclasses.replace(size, notes_seeds=2), run)
+    assert notes.mu_simple == experiment.DOMINO_NOTES_MU and notes.checkpoints == [0, 16, 64] and notes.seeds == 2
     fig = experiment.probe_figure(domino)
     assert [ax.get_title() for ax in fig.axes[:2]] == ["probe C=1000", "probe no penalty"]
     assert [ax.get_yscale() for ax in fig.axes] == ["linear", "linear", "log", "log"]

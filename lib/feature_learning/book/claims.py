@@ -78,6 +78,7 @@ from feature_learning.book.status import (  # noqa: E402  (the statuses' one hom
     UNCHECKED,
     UNSUPPORTED,
     claim_seed_rate,
+    clean_fails,
     entry_status,
     erratum_status,
     profile_statuses,
@@ -118,6 +119,7 @@ class Claim:
     trained: tuple[int, int] | None = None  # (runs that reached their training target, runs measured)
     other_runs: tuple[int, int] | None = None  # (passes, runs) in recorded runs outside the seed sweep
     seed_rate: tuple[int, int] | None = None  # (seeds where its test passed, seeds) in the stored sweep
+    near_bound: str | None = None  # why its distance from failing may average under three seed-level sd
 
     @property
     def within_noise(self) -> bool:
@@ -463,7 +465,7 @@ def _number(value) -> float:
 # What a claim may declare beside its test (each a keyword of every recording method): the expected outcome with its
 # reason, the rates that go with it, a revision, and the training guard.
 DECLARATIONS = ("not_reproduced", "inconclusive", "not_testable", "source_scale_only", "rate", "revised", "trained",
-                "other_runs")
+                "other_runs", "near_bound")
 
 
 def _pair(claim_id: str, name: str, value) -> tuple[int, int] | None:
@@ -485,6 +487,10 @@ def _declarations(claim_id: str, declared: dict) -> dict:
     return declared
 
 
+# Claim fields that a JSON round trip turns from tuples into lists.
+_TUPLE_FIELDS = ("rate", "trained", "other_runs", "seed_rate")
+
+
 class ClaimLedger:
     """Collects a chapter's claims, its source map and its errata; one ledger per chapter."""
 
@@ -500,6 +506,23 @@ class ClaimLedger:
         self.stored_sweep: dict | None = None
         self.sizes_digest: str | None = None
 
+    @classmethod
+    def from_json(cls, data: dict) -> ClaimLedger:
+        """A ledger rebuilt from its JSON (:meth:`to_json`): its claims, source map, errata and the digest of the
+        ``full`` sizes it was graded against; attach the stored records with :meth:`attach_stored` to grade it."""
+        ledger = cls(data["chapter"], data.get("title", data["chapter"]), profile=data["profile"], seed=data["seed"],
+                     device=data.get("device", "cpu"))
+        ledger.meta.update({k: v for k, v in data.items() if k == "provenance"})
+        fields = {f.name for f in dataclasses.fields(Claim)}
+        for c in data.get("claims", []):
+            kw = {k: tuple(v) if k in _TUPLE_FIELDS and v is not None else v for k, v in c.items() if k in fields}
+            ledger.claims.append(Claim(**kw))
+        for cls_, key, target in ((SourceResult, "sources", ledger.sources), (Erratum, "errata", ledger.errata)):
+            names = {f.name for f in dataclasses.fields(cls_)}
+            target.extend(cls_(**{k: v for k, v in e.items() if k in names}) for e in data.get(key, []))
+        ledger.sizes_digest = data.get("full_sizes_digest")
+        return ledger
+
     @property
     def at_source_scale(self) -> bool:
         return self.meta["profile"] == SOURCE_SCALE
@@ -512,7 +535,8 @@ class ClaimLedger:
             "statement": claim.statement, "where": claim.where, "relation": claim.relation,
             "source_value": claim.source_value, "not_reproduced": claim.not_reproduced,
             "inconclusive": claim.inconclusive, "not_testable": claim.not_testable, "revised": claim.revised,
-            "source_scale_only": claim.source_scale_only, "null": null.model if isinstance(null, Null) else None})
+            "source_scale_only": claim.source_scale_only, "near_bound": claim.near_bound,
+            "null": null.model if isinstance(null, Null) else None})
         if claim.kind not in KINDS:
             raise ValueError(f"claim {claim.id!r}: kind must be one of {', '.join(KINDS)}, not {claim.kind!r}")
         if claim.se is not None:
@@ -679,8 +703,9 @@ class ClaimLedger:
         return errors
 
     def sweep_contradictions(self) -> list[str]:
-        """Declarations that the stored seed sweep contradicts: an inconclusive claim whose test passed at every seed
-        or at none (unless recorded runs outside the sweep, ``other_runs``, show the other outcome), a claim expected
+        """Declarations that the stored seed sweep contradicts: an inconclusive claim whose test passed clear of noise
+        at every seed, or failed clear of noise at every seed (a seed within noise of the bound is undecided), unless
+        recorded runs outside the sweep (``other_runs``) show the other outcome; a claim expected
         to fail below the source's scale that passed at every seed of a sweep below it. Claims the sweep stored with
         another test are not judged by it."""
         chapter = self.sweep_chapter
@@ -699,13 +724,15 @@ class ClaimLedger:
             passes, seeds = rate
             if passes == seeds and c.se is not None and not sweep_knows_noise(c.id, chapter):
                 continue  # a sweep without the claim's se cannot tell a clean pass from one within noise
+            if passes == 0 and clean_fails(c.id, chapter) < seeds:
+                passes = None  # some seed sits within noise of the bound: undecided there, not a failure
             if c.inconclusive is not None and passes in (0, seeds):
                 other = c.other_runs
                 if other is None or (passes == 0 and other[0] == 0) or (passes == seeds and other[0] == other[1]):
                     verdict_text = "passes at every seed: it holds" if passes else "fails at every seed: not reproduced"
                     errors.append(f"claim {c.id!r} is declared inconclusive but the stored sweep says it "
                                   f"{verdict_text} ({passes}/{seeds} seeds)")
-            if c.source_scale_only is not None and below and passes == seeds:
+            if c.source_scale_only is not None and below and passes is not None and passes == seeds:
                 errors.append(f"claim {c.id!r} is expected to fail below the source's scale but passes at every seed "
                               f"of the stored sweep ({passes}/{seeds})")
         return errors
@@ -748,6 +775,8 @@ class ClaimLedger:
             "errata": [{**dataclasses.asdict(e), "status": erratum_status(dataclasses.asdict(e), by_id)}
                        for e in self.errata],
         }
+        if self.sizes_digest is not None:
+            data["full_sizes_digest"] = self.sizes_digest
         if self.stored_sweep is not None:
             data["graded_by"] = {"sweep_written": self.stored_sweep.get("written"),
                                  "sweep_commit": self.stored_sweep.get("commit"),
@@ -885,6 +914,8 @@ def claim_statement(claim: dict) -> str:
     note = status_note(claim)
     if note:
         details.append(_text(note))
+    if claim.get("near_bound"):
+        details.append(f"close to its bound at some seeds: {_text(claim['near_bound'])}")
     return f"{statement} <small class='claim-details'>{' · '.join(details)}</small>"
 
 

@@ -162,11 +162,15 @@ def sweep_status(entry: Mapping[str, Any], sweep_chapter: Mapping[str, Any] | No
     return {"status": common, "rate": [held, len(per_seed)], "profile": sweep_chapter.get("profile", "ci")}
 
 
+def within_noise(value: Mapping[str, Any]) -> bool:
+    """A stored claim's value sits within two of its standard errors of its bound (where its se was stored)."""
+    se, margin = value.get("se"), value.get("margin")
+    return isinstance(se, (int, float)) and isinstance(margin, (int, float)) and abs(margin) < NOISE_SES * se
+
+
 def clean_pass(value: Mapping[str, Any]) -> bool:
     """A seed's claim passed its test and not within noise of its bound (where the sweep stored its se)."""
-    se, margin = value.get("se"), value.get("margin")
-    noisy = isinstance(se, (int, float)) and isinstance(margin, (int, float)) and abs(margin) < NOISE_SES * se
-    return bool(value.get("passed")) and not noisy
+    return bool(value.get("passed")) and not within_noise(value)
 
 
 def claim_seed_rate(claim_id: str, sweep_chapter: Mapping[str, Any] | None) -> list[int] | None:
@@ -177,6 +181,12 @@ def claim_seed_rate(claim_id: str, sweep_chapter: Mapping[str, Any] | None) -> l
         return None
     per_seed = list(entry.get("per_seed", {}).values())
     return [sum(clean_pass(v) for v in per_seed), len(per_seed)] if per_seed else None
+
+
+def clean_fails(claim_id: str, sweep_chapter: Mapping[str, Any] | None) -> int:
+    """Seeds at which the claim's test failed clear of noise (its se known and the bound more than two se away)."""
+    entry = (sweep_chapter or {}).get("claims", {}).get(claim_id) or {}
+    return sum(not v.get("passed") and not within_noise(v) for v in entry.get("per_seed", {}).values())
 
 
 def sweep_knows_noise(claim_id: str, sweep_chapter: Mapping[str, Any] | None) -> bool:
@@ -218,8 +228,7 @@ def regrade(stored: Mapping[str, Any], current: Mapping[str, Any], at_source_sca
     if stored.get("status") in (STATUS_NULL_PASSES, STATUS_NO_NULL, STATUS_UNTRAINED, STATUS_NOT_TESTABLE):
         return stored["status"]
     passed = bool(stored.get("passed"))
-    se, margin = stored.get("se"), stored.get("margin")
-    noisy = isinstance(se, (int, float)) and isinstance(margin, (int, float)) and abs(margin) < NOISE_SES * se
+    noisy = within_noise(stored)
     if "passed" not in stored:  # a record rebuilt from an executed notebook keeps only the status
         return stored.get("status", STATUS_FAIL)
     if current.get("inconclusive"):
@@ -359,7 +368,8 @@ def failing_distances(sweep: Mapping[str, Any], threshold: float = FAILING_DISTA
     """Claims that pass at every swept seed (at least three) whose distance from failing, |margin| - 2 se at each seed,
     averages fewer than ``threshold`` of its own standard deviations over the seeds: a new seed could fail them.
     Claims without a numeric margin (exact checks, conditions) and with a constant distance are not listed. Each
-    row: chapter, claim, the mean distance over its sd (``z``), and the distances."""
+    row: chapter, claim, the mean distance over its sd (``z``), the distances, and the reason the claim declares
+    (``near_bound``) where it has one."""
     rows = []
     for name, chapter in sweep.get("chapters", {}).items():
         for cid, entry in chapter.get("claims", {}).items():
@@ -374,5 +384,6 @@ def failing_distances(sweep: Mapping[str, Any], threshold: float = FAILING_DISTA
             z = statistics.mean(distances) / sd if sd > 0 else float("inf")
             if z < threshold:
                 rows.append({"chapter": name, "claim": cid, "z": z, "distances": distances,
-                             "has_se": all(v.get("se") is not None for v in per_seed)})
+                             "has_se": all(v.get("se") is not None for v in per_seed),
+                             "reason": entry.get("near_bound")})
     return sorted(rows, key=lambda r: r["z"])

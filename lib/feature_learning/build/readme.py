@@ -4,8 +4,9 @@ Each block sits between marker comments in ``README.md`` (``<!-- name:start -->`
 
 * ``commands``: what ``make book`` and ``make test`` cost, cold and warm, one row each (the latest measured runs of
   ``results/runs/book.json`` and ``results/runs/ci.json``, :mod:`feature_learning.build.runs`);
-* ``chapters``: one row per chapter of the table of contents, its verdict at the source's scale (the stored
-  ``results/full/<chapter>.json``) and in the stored seed sweep (``results/seeds/summary.json``), the cells from
+* ``chapters``: one row per chapter of the table of contents: its source results by verdict (its source map, stored
+  with the seed sweep, graded by the stored ``full`` record and the sweep), its stored ``full`` run
+  (``results/full/<chapter>.json``) and the stored seed sweep (``results/seeds/summary.json``), the cells from
   :func:`chapter_row`;
 * ``gpu-hour``: what the stored ``full`` runs on a GPU took, per chapter and in all.
 
@@ -21,7 +22,8 @@ import re
 import sys
 from pathlib import Path
 
-from feature_learning.book.claims import ACCEPTED, project_root
+from feature_learning.book.claims import ACCEPTED, ClaimLedger, project_root
+from feature_learning.book.status import source_headline
 from feature_learning.build import runs
 from feature_learning.build.notebooks import toc_notebooks
 from feature_learning.build.seeds import load_full_runs
@@ -75,10 +77,21 @@ def sweep_cell(chapter: str, sweep: dict | None) -> str:
     return f"{every} of {len(claims)} claims hold at every one of {where}"
 
 
+def results_cell(chapter: str, full_record: dict | None, sweep: dict | None) -> str:
+    """A chapter's source results by verdict (:func:`~feature_learning.book.status.source_headline`): its source map,
+    stored with the sweep's lowest seed, graded by the stored ``full`` record and the sweep."""
+    ledger = (sweep or {}).get("chapters", {}).get(chapter, {}).get("ledger")
+    if ledger is None:
+        return "no source map stored with the sweep"
+    graded = ClaimLedger.from_json(ledger)
+    graded.attach_stored(full=full_record, sweep=sweep, sizes_digest=graded.sizes_digest)
+    return source_headline(graded.to_json()).rstrip(".")
+
+
 def chapter_row(chapter: str, full_record: dict | None, sweep: dict | None) -> list[str]:
-    """The verdict cells of one chapter's row of the README's table: at the source's scale (its stored ``full``
-    run), and in the stored seed sweep."""
-    return [full_cell(full_record), sweep_cell(chapter, sweep)]
+    """The verdict cells of one chapter's row of the README's table: its source results by verdict, its stored
+    ``full`` run, and the stored seed sweep."""
+    return [results_cell(chapter, full_record, sweep), full_cell(full_record), sweep_cell(chapter, sweep)]
 
 
 def _title(notebook: Path) -> str:
@@ -91,7 +104,8 @@ def _title(notebook: Path) -> str:
 
 
 def chapters_block(root: Path, records: dict[str, dict], sweep: dict | None) -> str:
-    head = ["| | chapter | at the source's scale (`full`) | seed sweep |", "| --- | --- | --- | --- |"]
+    head = ["| | chapter | the source's results | the `full` run's claims | seed sweep |",
+            "| --- | --- | --- | --- | --- |"]
     lines = []
     for number, rel in enumerate(toc_notebooks(root), start=1):
         cells = chapter_row(rel.stem, records.get(rel.stem), sweep)

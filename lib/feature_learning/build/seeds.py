@@ -236,18 +236,24 @@ def run_one(notebook: Path, profile: str, seed: int, out: Path, root: Path | Non
 
 
 def summarize(records: list[dict]) -> dict:
-    """Per chapter and claim: each seed's status and measured value, and the share of seeds it holds at."""
+    """Per chapter and claim: each seed's status and measured value, and the share of seeds it holds at; per chapter
+    also the ledger of its lowest seed (its source map and claims), from which the README grades each source result
+    against the stored ``full`` record and this sweep."""
     chapters: dict[str, dict] = {}
     for rec in sorted(records, key=lambda r: (r["chapter"], r["seed"])):
         chapter = chapters.setdefault(rec["chapter"], {"profile": rec["profile"], "seeds": [], "runs_failed": {},
                                                         "claims": {}})
         chapter["seeds"].append(rec["seed"])
+        if rec.get("ledger") and "ledger" not in chapter:  # the lowest seed's: its source map grades the chapter
+            chapter["ledger"] = {k: v for k, v in rec["ledger"].items() if k != "graded_by"}
         if not rec["ok"]:
             chapter["runs_failed"][str(rec["seed"])] = rec["error"]
         for claim in (rec["ledger"] or {}).get("claims", []):
             entry = chapter["claims"].setdefault(
                 claim["id"], {"kind": claim.get("kind"), "statement": claim["statement"], "per_seed": {}}
             )
+            if claim.get("near_bound"):
+                entry["near_bound"] = claim["near_bound"]
             entry["per_seed"][str(rec["seed"])] = {"status": claim["status"], "measured": claim["measured"],
                                                    "margin": claim.get("margin"), "se": claim.get("se"),
                                                    "passed": claim.get("passed"), "relation": claim.get("relation")}
@@ -369,6 +375,25 @@ def ledger_differences(old: dict, new: dict) -> list[str]:
     return out
 
 
+def print_summary(summary: dict, near_sds: float) -> None:
+    """Print a sweep summary: per chapter its seeds and the claims failing at some seed, then the claims passing at
+    every seed but within ``near_sds`` seed-level sd of failing, with the reason a claim gives for staying close."""
+    for name, chapter in summary["chapters"].items():
+        bad = {cid: e["failing_seeds"] for cid, e in chapter["claims"].items() if e["failing_seeds"]}
+        print(f"{name}: seeds {chapter['seeds']}, {len(chapter['claims'])} claims, "
+              f"{'every claim holds at every seed' if chapter['all_hold'] else 'NOT at every seed'}")
+        for seed, err in chapter["runs_failed"].items():
+            print(f"  seed {seed} failed: {err}")
+        for cid, seeds in bad.items():
+            print(f"  {cid}: fails at seeds {seeds}")
+    near = failing_distances(summary, near_sds)
+    if near:
+        print(f"passing at every seed but close to failing (|margin| - 2 se averages < {near_sds:g} sd over seeds):")
+    for row in near:
+        print(f"  {row['chapter']} {row['claim']}: {row['z']:.2f} sd, distances "
+              f"{[float(f'{d:.3g}') for d in row['distances']]}" + (f"; why: {row['reason']}" if row['reason'] else ""))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -405,6 +430,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "check":
         summary = json.loads(args.summary.read_text())
+        print_summary(summary, FAILING_DISTANCE_SDS)
         print("every claim holds at every seed" if summary["all_hold"] else "some claims do NOT hold at every seed")
         return 0 if summary["all_hold"] else 1
     if args.command == "run":
@@ -413,20 +439,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     summary = summarize([json.loads(p.read_text()) for p in args.records])
     args.out.write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
-    for name, chapter in summary["chapters"].items():
-        bad = {cid: e["failing_seeds"] for cid, e in chapter["claims"].items() if e["failing_seeds"]}
-        print(f"{name}: seeds {chapter['seeds']}, {len(chapter['claims'])} claims, "
-              f"{'every claim holds at every seed' if chapter['all_hold'] else 'NOT at every seed'}")
-        for seed, err in chapter["runs_failed"].items():
-            print(f"  seed {seed} failed: {err}")
-        for cid, seeds in bad.items():
-            print(f"  {cid}: fails at seeds {seeds}")
-    near = failing_distances(summary, args.near)
-    if near:
-        print(f"passing at every seed but close to failing (|margin| - 2 se averages < {args.near:g} sd over seeds):")
-    for row in near:
-        print(f"  {row['chapter']} {row['claim']}: {row['z']:.2f} sd, distances "
-              f"{[float(f'{d:.3g}') for d in row['distances']]}")
+    print_summary(summary, args.near)
     print(f"summary: {args.out}")
     return 0
 

@@ -220,13 +220,15 @@ def _distance_nodes(sweep: dict | None) -> list[nodes.Node]:
         return []
     rows = [[html.escape(r["chapter"]), code_id(r["claim"]), f"{r['z']:.2f}",
              html.escape(", ".join(f"{d:.3g}" for d in r["distances"]))
-             + ("" if r["has_se"] else " <small>(the sweep stored no se: margins alone)</small>")]
+             + ("" if r["has_se"] else " <small>(the sweep stored no se: margins alone)</small>"),
+             html.escape(r["reason"] or "none given")]
             for r in failing_distances(sweep)]
     text = ("Claims that pass at every seed of the sweep but whose distance from failing, |margin| − 2 se, averages "
             "fewer than three of its own standard deviations over the seeds: " + (f"{len(rows)}." if rows else "none."))
     out: list[nodes.Node] = [nodes.paragraph(text=text)]
     if rows:
-        out.append(_table(("chapter", "claim", "mean / sd", "distance from failing per seed"), rows))
+        out.append(_table(("chapter", "claim", "mean / sd", "distance from failing per seed", "why it may stay "
+                           "close"), rows))
     return out
 
 

@@ -81,7 +81,7 @@ class TrainSizes:
     loops: tuple[int, ...] = (2, 4)
     steps: int = 1500
     batch: int = 64
-    restarts: int = 8  # independent initialisations, trained as one batched program; about half reach the good basin
+    restarts: int = 16  # independent initialisations, trained as one batched program; about half reach the good basin
     eval_prompts: int = 4000
     lr: float = 3e-2
     init_scale: float = 0.01

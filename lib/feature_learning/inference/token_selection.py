@@ -160,18 +160,21 @@ def snapkv_indices(model: CausalLM, tokens: torch.Tensor, k: int, *, window: int
     B, T = tokens.shape
     if not 0 < window < k < T:
         raise ValueError(f"need 0 < window < k < T, got window={window}, k={k}, T={T}")
-    out = []
-    for layer in range(1, model.n_layers + 1):
-        q, key = model.queries_keys(tokens, layer)
-        e = q.shape[-1]
-        logits = torch.einsum("bhwe,bhte->bhwt", q[:, :, T - window :], key) / math.sqrt(e)
-        causal = torch.arange(T)[None, :] <= torch.arange(T - window, T)[:, None]
-        votes = logits.masked_fill(~causal.to(q.device), float("-inf")).softmax(dim=-1).sum(dim=2)
-        prefix = smooth(votes[..., : T - window], pool)
-        top = prefix.topk(k - window, dim=-1).indices
-        recent = torch.arange(T - window, T - 1, device=q.device).expand(B, q.shape[1], -1)
-        out.append(torch.cat([top, recent], dim=-1).sort(dim=-1).values)
-    return torch.stack(out)
+    return torch.stack([snapkv_head_index(*model.queries_keys(tokens, layer), k, window=window, pool=pool)
+                        for layer in range(1, model.n_layers + 1)])
+
+
+def snapkv_head_index(q: torch.Tensor, key: torch.Tensor, k: int, *, window: int, pool: int = 5) -> torch.Tensor:
+    """One layer's SnapKV positions (B, H, k - 1) from its queries and keys (B, H, T, e): the softmax attention of
+    the last ``window`` queries, summed, pooled, top-(k - window) of the prefix, plus the window's positions but
+    the last."""
+    B, H, T, e = q.shape
+    logits = torch.einsum("bhwe,bhte->bhwt", q[:, :, T - window :], key) / math.sqrt(e)
+    causal = torch.arange(T)[None, :] <= torch.arange(T - window, T)[:, None]
+    votes = logits.masked_fill(~causal.to(q.device), float("-inf")).softmax(dim=-1).sum(dim=2)
+    top = smooth(votes[..., : T - window], pool).topk(k - window, dim=-1).indices
+    recent = torch.arange(T - window, T - 1, device=q.device).expand(B, H, -1)
+    return torch.cat([top, recent], dim=-1).sort(dim=-1).values
 
 
 @torch.no_grad()

@@ -174,7 +174,7 @@ class RopeDecoder(nn.Module):
         for i, block in enumerate(self.blocks):
             x, (k, v) = block(x, positions, None if cache is None else (cache.keys[i], cache.values[i]))
             keys.append(k)
-            values.append(v)
+            values.append(v.contiguous())  # a view of the fused QKV projection would keep all of it alive
         return self.norm(x), KVCache(keys, values, start + tokens.shape[1])
 
     def forward(self, tokens: torch.Tensor, last: int | None = None) -> torch.Tensor:

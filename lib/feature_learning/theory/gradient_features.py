@@ -370,6 +370,25 @@ def uniform_parity_gradient(d_val: int, k_val: int, w) -> list[Fraction]:
     return [Fraction(g, 2**d_val) for g in G]
 
 
+def alternative_cone_distance(d_val: int, k_val: int, enumerate_: bool = True) -> tuple[float, float]:
+    """Theorem B.65's gradient features (Lemma B.64, (B.555)-(B.556)): for a sign unit w in {-1, +1}^d with b = 0 whose
+    relevant signs are w_j = sign(xi_{k-1}) (j in A = the first k coordinates; the event of probability 2^-k with
+    sign(a) = +1; k even), the distance ||G/||G|| - D||_inf with D = 1_A/sqrt(k), and the source's cone width
+    sqrt(k)/(d - k). G by enumeration of {-1, +1}^d (``enumerate_``) or from the Majority coefficients of Lemma
+    B.63 (corrected: xi_{k-1}/2 on A, magnitude |xi_{k+1}|/2 off A). Returns (distance, width)."""
+    if k_val % 2:
+        raise ValueError("the sign condition of Lemma B.64 gives D for k even")
+    sign = 1 if majority_coefficient(d_val, k_val - 1) > 0 else -1
+    if enumerate_:
+        w = [sign] * k_val + [(-1) ** j for j in range(d_val - k_val)]
+        G = np.array([float(g) for g in uniform_parity_gradient(d_val, k_val, w)])
+    else:
+        s, t = (abs(float(majority_coefficient(d_val, k_val + j))) / 2 for j in (-1, 1))
+        G = np.array([s] * k_val + [t] * (d_val - k_val))
+    D = np.array([1.0] * k_val + [0.0] * (d_val - k_val)) / math.sqrt(k_val)
+    return float(np.abs(G / np.linalg.norm(G) - D).max()), math.sqrt(k_val) / (d_val - k_val)
+
+
 @dataclasses.dataclass(frozen=True)
 class MajorityCheck:
     """:func:`majority_check`: table rows (n, k, corrected, enumeration, as printed) and the two verdicts."""

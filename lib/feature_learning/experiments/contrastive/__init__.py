@@ -10,7 +10,7 @@ L2-penalised logistic regression (C = 1), solved to optimality by
 initialisation, label directions u_t* and samples, and the replicas train as one batched program.
 The closed forms of :mod:`feature_learning.theory.contrastive` are what the runs are compared with.
 
-The package: ``sizes`` (the profiles), ``runs`` (the five experiments), ``figures`` and ``source_map``; every public
+The package: ``sizes`` (the profiles), ``runs`` (the experiments), ``figures`` and ``source_map``; every public
 name is re-exported here.
 """
 
@@ -21,7 +21,9 @@ from feature_learning.experiments.contrastive.figures import (  # noqa: F401
 )
 from feature_learning.experiments.contrastive.runs import (  # noqa: F401
     AllocationResult,
+    EncodingSweep,
     Finetuned,
+    NonlinearTradeoff,
     Pretrained,
     RegularisationRow,
     Tradeoff,
@@ -32,9 +34,12 @@ from feature_learning.experiments.contrastive.runs import (  # noqa: F401
     closed_form_curve,
     contrastive_loss,
     draw_model,
+    encoding_sweep,
     finetune,
     learn_representations,
     learned_probe_accuracy,
+    nonlinear_mixing,
+    nonlinear_tradeoff,
     pretrain,
     pretrain_configs,
     pretrain_unbudgeted,
@@ -53,8 +58,10 @@ from feature_learning.experiments.contrastive.sizes import (  # noqa: F401
     SIZES,
     AllocationSizes,
     ContrastiveSizes,
+    EncodingSizes,
     FinetuneSizes,
     ModelSizes,
+    NonlinearSizes,
     PretrainSizes,
     RegularisationSizes,
     TradeoffSizes,

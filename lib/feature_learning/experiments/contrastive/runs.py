@@ -1,5 +1,6 @@
-"""The five experiments of the chapter "Contrastive learning between universality and label efficiency", in
-notebook order, on the linear multi-task model of Sec. 7.2.2 in float64. The draws inside the runs use
+"""The experiments of the chapter "Contrastive learning between universality and label efficiency", in
+notebook order: Experiments 1-5 on the linear multi-task model of Sec. 7.2.2 in float64, then optimal tables on a
+finite Z (Thm 7.2 (2)) and the notes' nonlinear InfoNCE prototype (float32). The draws inside the runs use
 ``run.device_generator`` (on a GPU they are made there, not on the CPU and copied; on the CPU the numbers are
 ``run.generator``'s); the dictionary M and the allocation problem, computed on the CPU, use ``run.generator``."""
 
@@ -70,12 +71,16 @@ def allocation(size: ContrastiveSizes, run: Run) -> AllocationResult:
 
 # -- Experiment 2: learned representations --------------------------------------------------------------------------
 def pretrain_configs(model: MultiTaskLinear) -> tuple[torch.Tensor, list[str]]:
-    """The pre-training sets: the first n tasks for n = 1..T (the target is task 1) and task 2 alone. (C, T)."""
+    """The pre-training sets: the first n tasks for n = 1..T (the target is task 1), then tasks 2 and 3 alone (the
+    other targets of Fig. 7.3's analogue; task 3 only when T >= 3). (C, T)."""
     rows = [model.first_tasks(n) for n in range(1, model.T + 1)]
-    other = torch.zeros(model.T, dtype=torch.float64)
-    other[1] = 1.0
-    names = ["task 1" if n == 1 else f"tasks 1-{n}" for n in range(1, model.T + 1)] + ["task 2"]
-    return torch.stack(rows + [other]), names
+    names = ["task 1" if n == 1 else f"tasks 1-{n}" for n in range(1, model.T + 1)]
+    for t in range(1, min(model.T, 3)):
+        alone = torch.zeros(model.T, dtype=torch.float64)
+        alone[t] = 1.0
+        rows.append(alone)
+        names.append(f"task {t + 1}")
+    return torch.stack(rows), names
 
 
 def contrastive_loss(model: MultiTaskLinear, W: torch.Tensor, tasks: torch.Tensor,
@@ -285,6 +290,13 @@ class Tradeoff:
     closed: TradeoffCurve  # T = 4, closed-form representations (symmetry over tasks)
     large: TradeoffCurve  # T = large_T, closed form
     other_task_specific: torch.Tensor  # (len(ms), samples) task-1-specific representation on task 2 (learned)
+    alone_vs_all: torch.Tensor  # (targets, len(ms), samples): accuracy on target t pre-trained on task t alone
+    # minus pre-trained on all T tasks (learned; targets: tasks 1, 2, 3), paired
+
+    def target_drops(self, m: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per target task: the mean paired drop from task-alone to all-task pre-training and its se."""
+        d = self.alone_vs_all[:, self.learned.ms.index(m)]
+        return d.mean(-1), d.std(-1) / math.sqrt(d.shape[-1])
 
 
 def closed_form_curve(s: int, r: int, T: int, ns, t_sizes: TradeoffSizes, replicas: int, generator, device,
@@ -313,11 +325,14 @@ def tradeoff(size: ContrastiveSizes, run: Run, pre: Pretrained) -> Tradeoff:
     average = per.mean(3).permute(0, 2, 1, 3).reshape(len(t.ms), T, R * D)
     learned = TradeoffCurve("learned, T=4", tuple(range(1, T + 1)), tuple(t.ms), T, target, average)
     other = acc[:, :, 0, 1].reshape(len(t.ms), R * D)
+    alone = [0] + [pre.names.index(f"task {j + 1}") for j in range(1, min(T, 3))]  # task j's own configuration
+    alone_vs_all = torch.stack([(acc[:, :, c, j] - acc[:, :, T - 1, j]).reshape(len(t.ms), R * D)
+                                for j, c in enumerate(alone)])
     closed = closed_form_curve(model.s, model.r, T, tuple(range(1, T + 1)), t, t.closed_replicas,
                                run.device_generator("tradeoff_closed"), run.device, f"closed form, T={T}")
     large = closed_form_curve(model.s, model.r, t.large_T, t.large_prefixes, t, t.closed_replicas,
                               run.device_generator("tradeoff_large"), run.device, f"closed form, T={t.large_T}")
-    return Tradeoff(learned, closed, large, other)
+    return Tradeoff(learned, closed, large, other, alone_vs_all)
 
 
 # -- Experiment 4: contrastive fine-tuning (Prop. F.9) -----------------------------------------------------------------
@@ -456,3 +471,137 @@ def regularisation_table(size: ContrastiveSizes, run: Run) -> list[Regularisatio
             rows.append(regularised_finetune(model, m, r_sizes, run.device_generator("regularisation", T, m),
                                              size.tradeoff.C))
     return rows
+
+
+# -- Experiment 6: a nonlinear encoder trained by InfoNCE (the notes' prototype) --------------------------------------
+@dataclasses.dataclass
+class NonlinearTradeoff:
+    """Target and average probe accuracy of MLP encoders pre-trained by InfoNCE on the first n tasks, inputs a fixed
+    random nonlinear mixing of the linear model's z. Samples (replica x draw) on the last axis, paired across n."""
+    ns: tuple[int, ...]
+    m: int
+    target: torch.Tensor  # (len(ns), samples)
+    average: torch.Tensor  # (len(ns), samples)
+    loss: torch.Tensor  # (R, len(ns)) InfoNCE loss of the last step
+    chance_loss: float  # log(batch): InfoNCE of a constant encoder
+
+    def trained(self) -> tuple[int, int]:
+        """(encoders whose last loss is below half the chance loss log(batch), encoders): the training target."""
+        return int((self.loss < self.chance_loss / 2).sum()), self.loss.numel()
+
+    def change(self, which: str) -> torch.Tensor:
+        """Paired change from the first to the last pre-training set (last minus first), per sample."""
+        v = getattr(self, which)
+        return v[-1] - v[0]
+
+
+def nonlinear_mixing(model: MultiTaskLinear, width: int, out: int, generator: torch.Generator):
+    """The notes' mixing x = tanh(z A) B + 0.5 (z A)[:, :out], A (d, width) and B (width, out) Gaussian with
+    variance 1/fan-in (float32)."""
+    A = torch.randn(model.d, width, generator=generator, device=generator.device) / math.sqrt(model.d)
+    B = torch.randn(width, out, generator=generator, device=generator.device) / math.sqrt(width)
+
+    def mix(z: torch.Tensor) -> torch.Tensor:
+        h = z.to(A.dtype).to(A.device) @ A
+        return torch.tanh(h) @ B + 0.5 * h[..., :out]
+    return mix
+
+
+def nonlinear_tradeoff(size: ContrastiveSizes, run: Run) -> NonlinearTradeoff:
+    """Pre-train R x len(ns) MLP encoders (in -> hidden -> k_out, ReLU; one batched program) by InfoNCE (in-batch
+    negatives, temperature tau, normalised features) with Adam on the even mixtures of the first n tasks, then probe
+    the normalised features of every task with m labels (L2-penalised logistic regression, C of the notes)."""
+    nl, mod = size.nonlinear, size.model
+    model = draw_model(size, run)
+    g = run.device_generator("nonlinear")
+    mix = nonlinear_mixing(model, nl.mixing_width, nl.inputs, g)
+    R, N = nl.replicas, len(nl.ns)
+    dev = model.M.device
+
+    def init(fan_in, fan_out):  # one initialisation per replica, shared by its pre-training sets (paired)
+        w = torch.randn(R, 1, fan_in, fan_out, generator=g, device=g.device) / math.sqrt(fan_in)
+        return w.expand(R, N, fan_in, fan_out).to(dev).clone().requires_grad_()
+    W1, W2 = init(nl.inputs, nl.hidden), init(nl.hidden, nl.k_out)
+    b1 = torch.zeros(R, N, 1, nl.hidden, device=dev, requires_grad=True)
+
+    def encode(x):
+        return torch.nn.functional.normalize(torch.relu(x @ W1 + b1) @ W2, dim=-1)
+
+    included = torch.stack([model.first_tasks(n) for n in nl.ns]).expand(R, N, mod.T)
+    opt = torch.optim.Adam([W1, b1, W2], lr=nl.lr)
+    labels = torch.arange(nl.batch, device=dev).expand(R, N, nl.batch)
+    loss = torch.full((R, N), math.log(nl.batch))  # InfoNCE of a constant encoder, until a step is taken
+    for _ in range(nl.steps):
+        z = model.sample_z(model.mixture_tasks(included, nl.batch, g), g)
+        a, p = encode(mix(z)), encode(mix(model.augment(z, g)))
+        logits = a @ p.transpose(-1, -2) / nl.tau
+        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1).transpose(1, 2), labels.flatten(0, 1),
+                                                 reduction="none").mean(-1)
+        opt.zero_grad()
+        loss.sum().backward()
+        opt.step()
+    with torch.no_grad():
+        D = nl.draws
+        u_star = model.label_directions(g, (R, D))
+        acc = torch.empty(N, mod.T, R, D, dtype=DTYPE)
+
+        def feats(z):
+            f = encode(mix(z).reshape(R, 1, -1, nl.inputs))
+            return f.reshape(R, N, D, z.shape[-2], nl.k_out).permute(1, 0, 2, 3, 4).to(DTYPE)
+        for t in range(mod.T):
+            z_fit = model.sample_z(torch.full((R, D, nl.m), t, dtype=torch.long), g)
+            z_test = model.sample_z(torch.full((R, D, nl.n_test), t, dtype=torch.long), g)
+            acc[:, t] = probe_accuracy(feats(z_fit), sign(model.labels(z_fit, u_star, t)), feats(z_test),
+                                       sign(model.labels(z_test, u_star, t)), nl.C).cpu()
+    target, average = acc[:, 0].reshape(N, R * D), acc.mean(1).reshape(N, R * D)
+    return NonlinearTradeoff(tuple(nl.ns), nl.m, target, average, loss.detach().cpu(), math.log(nl.batch))
+
+
+# -- Theorem 7.2 (2) on a finite Z: which features the optimal table encodes at each radius ---------------------------
+@dataclasses.dataclass
+class EncodingSweep:
+    probs: tuple[float, ...]  # P[z_i = 1] of the independent binary features
+    spread: tuple[float, ...]  # Pr[z_{-i} = z^-_{-i}, z_i != z^-_i] per feature
+    radii: tuple[float, ...]
+    dim: int
+    encoding: torch.Tensor  # (radii, features): max ||h(z) - h(z')|| / B_r over pairs differing only in z_i
+    loss: torch.Tensor  # (radii,) best loss over the restarts
+    runner_up_gap: torch.Tensor  # (radii,) loss of the restart at the 10th percentile minus the best
+
+
+def encoding_sweep(size: ContrastiveSizes, run: Run) -> EncodingSweep:
+    """Minimise the logistic contrastive loss E[l(h(z)^T (h(z) - h(z^-)))] (z^+ = z: no spurious features) over
+    tables h: {0,1}^n -> the sphere of radius B_r in R^dim, by Adam on the directions from random restarts (one
+    batched program per radius), and read how far the best table moves when one feature flips."""
+    e = size.encoding
+    n = len(e.probs)
+    Z = torch.tensor([[(c >> (n - 1 - i)) & 1 for i in range(n)] for c in range(2 ** n)], dtype=DTYPE)
+    p = torch.tensor(e.probs, dtype=DTYPE)
+    pi = (Z * p + (1 - Z) * (1 - p)).prod(-1)
+    pair = pi[:, None] * pi[None, :]
+    flip = [[int(c ^ (1 << (n - 1 - i))) for c in range(2 ** n)] for i in range(n)]
+    same = p.pow(2) + (1 - p).pow(2)
+    spread = tuple(float(2 * p[i] * (1 - p[i]) * same[torch.arange(n) != i].prod()) for i in range(n))
+    g = run.generator("encoding")
+    enc, best, gap = torch.empty(len(e.radii), n, dtype=DTYPE), torch.empty(len(e.radii), dtype=DTYPE), \
+        torch.empty(len(e.radii), dtype=DTYPE)
+
+    def table_loss(V, B):
+        H = B * torch.nn.functional.normalize(V, dim=-1)
+        return torch.nn.functional.softplus(H @ H.transpose(-1, -2) - B * B).mul(pair).sum((-1, -2)), H
+
+    for j, B in enumerate(e.radii):
+        V = torch.randn(e.restarts, 2 ** n, e.dim, generator=g, dtype=DTYPE).requires_grad_()
+        opt = torch.optim.Adam([V], lr=e.lr)
+        for _ in range(e.steps):
+            opt.zero_grad()
+            table_loss(V, B)[0].sum().backward()
+            opt.step()
+        with torch.no_grad():
+            L, H = table_loss(V, B)
+            order = L.argsort()
+            h = H[order[0]]
+            best[j], gap[j] = L[order[0]], L[order[len(order) // 10]] - L[order[0]]
+            for i in range(n):
+                enc[j, i] = (h - h[flip[i]]).norm(dim=-1).max() / B
+    return EncodingSweep(tuple(e.probs), spread, tuple(e.radii), e.dim, enc, best, gap)

@@ -77,6 +77,36 @@ class RegularisationSizes:
 
 
 @dataclasses.dataclass(frozen=True)
+class EncodingSizes:
+    """Thm 7.2 (2) on a finite Z: unit-norm tables scaled to radius B_r, optimised from random restarts."""
+    probs: tuple[float, ...] = (0.5, 0.3, 0.1)  # P[z_i = 1]: three features of decreasing spread
+    dim: int = 2  # the smallest output dimension in which the 8 values can all differ
+    radii: tuple[float, ...] = (0.05, 0.2, 0.5, 1.0, 2.0, 3.0)  # the notes' first sweep (0.2 to 3) and 0.05
+    restarts: int = 32
+    steps: int = 1000
+    lr: float = 0.05
+
+
+@dataclasses.dataclass(frozen=True)
+class NonlinearSizes:
+    """The notes' nonlinear prototype (E7-T6): an MLP encoder trained by InfoNCE on a random nonlinear mixing."""
+    ns: tuple[int, ...] = (1, 2, 3, 4)  # pre-training on the first n tasks
+    mixing_width: int = 128
+    inputs: int = 64
+    hidden: int = 256
+    k_out: int = 16  # the notes' wide encoder
+    tau: float = 0.2
+    lr: float = 1e-3  # Adam
+    batch: int = 256
+    steps: int = 1500
+    replicas: int = 5  # the notes' five seeds
+    m: int = 20
+    C: float = 10.0  # the notes' probe
+    draws: int = 10
+    n_test: int = 1000
+
+
+@dataclasses.dataclass(frozen=True)
 class ContrastiveSizes:
     model: ModelSizes = ModelSizes()
     allocation: AllocationSizes = AllocationSizes()
@@ -84,6 +114,8 @@ class ContrastiveSizes:
     tradeoff: TradeoffSizes = TradeoffSizes()
     finetune: FinetuneSizes = FinetuneSizes()
     regularisation: RegularisationSizes = RegularisationSizes()
+    nonlinear: NonlinearSizes = NonlinearSizes()
+    encoding: EncodingSizes = EncodingSizes()
 
 
 BOOK = ContrastiveSizes()
@@ -92,6 +124,8 @@ CI = override(
     allocation={"n": 40_000, "grid_points": 201},  # alpha = 1 sits on the boundary: a coarse grid finds it
     tradeoff={"n_test": 1000},  # half the test points: the paired differences stay beyond 2 se
     regularisation={"ms": (20,)},  # one label budget: the table's middle column
+    nonlinear={"ns": (1, 4), "replicas": 2},  # the ends of the curve, two seeds: the notes' steps and widths kept
+    encoding={"steps": 600},
 )
 FULL = override(
     BOOK,
@@ -100,5 +134,7 @@ FULL = override(
     tradeoff={"draws": 40, "n_test": 5000, "closed_replicas": 64},
     finetune={"steps": 600},
     regularisation={"replicas": 32, "steps": 600},
+    nonlinear={"replicas": 16, "draws": 40, "n_test": 5000},
+    encoding={"restarts": 128, "steps": 2000},
 )  # FULL: the paper-scale counterpart of every experiment (runs unchanged on CUDA)
 SIZES = {"ci": CI, "book": BOOK, "full": FULL}

@@ -397,3 +397,122 @@ def gradient_mechanism(size: ContaminationSizes, run: Run, exp: ReluVsLinear) ->
     return Mechanism(rows, err, min(r.corr_bg for r in later),
                      max(abs(r.core_measured - r.core_formula) / r.core_formula for r in later),
                      c.seeds * c.width, panel_step, panels)
+
+
+# ---- Lemma B.6 in its regime, and Lemma A.2's batch-gradient gap --------------------------------------------------
+@dataclasses.dataclass
+class DriftCheck:
+    """Lemma B.6 on a run with d_core >> d_bg: for the neurons in N_y^(t) (sign(a_k) = y and E_{x|y}<w_k, x> at least
+    ``threshold``), the population drift E_{t+1} - (1 - lambda eta) E_t = -eta <grad R(h), E[x | y]> in units of
+    eta d0 / m, at every snapshot t <= ``horizon`` (R the hinge risk, estimated on ``samples`` fresh inputs)."""
+
+    d_core: int
+    d_bg: int
+    steps: tuple[int, ...]
+    neurons: dict[int, int]  # step -> neurons in N_y^(t), seeds pooled
+    smallest: float  # the smallest normalised drift over those neurons, snapshots and seeds
+    median: float
+    samples: int
+    threshold: float
+    horizon: float  # m / (eta d0), the lemma's time scale, in steps
+
+
+def drift_check(size: ContaminationSizes, run: Run, d_core: int = 48, d_bg: int = 16,
+                horizon_multiple: int = 4) -> DriftCheck:
+    """d_bg = 16 is d0 / ln d0 (15.4 at d0 = 64), the Theta(d0 / log d0) of Definition 3.1; the run lasts
+    ``horizon_multiple`` times the lemma's m / (eta d0) steps, with the classification's other sizes."""
+    samples = size.checks.drift_samples
+    c = dataclasses.replace(size.classification, d_core=d_core, d_bg=d_bg)
+    horizon = c.width / (c.lr * c.d0)
+    steps = max(int(horizon_multiple * horizon), 2)
+    snaps = (0, steps // 4, steps // 2, steps)
+    c = dataclasses.replace(c, steps=steps, log_every=steps)
+    gen = run.generator("lemma_b6")
+    r = run_classification(c, "relu", gen, run.device, snapshots=snaps)
+    x, y, _ = r.data.sample(samples, generator=gen, dtype=torch.float64, device=run.device)
+    mu, threshold = r.data.mu_core(), 0.5 * math.sqrt(c.d0 / c.d)  # one initial sd of E_{x|y}<w_k, x>
+    neurons, drifts = {}, []
+    for step, W in r.snapshots.items():
+        net = dataclasses.replace(r.net, W=W).to(dtype=torch.float64)
+        core_g, bg_g = measure.gradient_projections(net, x, y, d_core)
+        pos, _ = measure.class_correlations(net, d_core, mu, r.data.mu_bg())
+        inside = pos >= threshold
+        neurons[step] = int(inside.sum())
+        drifts.append((mu * (d_core * core_g + d_bg * bg_g))[inside] / (c.d0 / c.width))
+    d = torch.cat(drifts)
+    return DriftCheck(d_core, d_bg, snaps, neurons, float(d.min()), float(d.median()), samples, threshold, horizon)
+
+
+@dataclasses.dataclass
+class GradientGap:
+    """Lemma A.2 on the trained ReLU network: the feature-wise gap |<grad of the batch loss - grad of the population
+    loss, m_j>| for every neuron k, feature j, replica and of ``batches`` fresh batches of the run's size N, against
+    the Bernstein bound at failure probability ``delta`` with a union over all of them (Lemma D.2 with d1 = d2 = 1,
+    the standard constants): the t with N' t^2 = 2 L (v + b t / 3), L = ln(2 K / delta), v the per-sample second
+    moment of the coordinate, b = 2/m, and N' = 1 / (1/N + 1/N_ref) because the population gradient is itself
+    estimated on N_ref fresh inputs. ``ratio``: the largest gap over its bound; ``printed_ratio``: the same against
+    D.1's printed exponent (no factor 2)."""
+
+    ratio: float
+    printed_ratio: float
+    batch: int
+    batches: int
+    reference: int
+    delta: float
+
+
+def _per_sample_gradients(net, x, y):
+    """-grad_{w_k} of the hinge loss per sample, Eq. (14): a_k y 1{y h <= 1} 1{<w_k, x> >= 0} x, as (R, n, m)
+    weights of x."""
+    loss_active = (y * net(x) < 1).double()
+    active = (net.preactivation(x) > 0).double()
+    return (y * loss_active).unsqueeze(-1) * active * net.a.detach().unsqueeze(1)
+
+
+@torch.no_grad()
+def gradient_gap(size: ContaminationSizes, run: Run, exp: ReluVsLinear, delta: float = 0.01) -> GradientGap:
+    c, batches = size.classification, size.checks.gap_batches
+    net = exp.relu.net.to(dtype=torch.float64)
+    gen = run.generator("lemma_a2")
+    n_ref = size.checks.gradient_samples
+    x, y, _ = exp.relu.data.sample(n_ref, generator=gen, dtype=torch.float64, device=run.device)
+    w = _per_sample_gradients(net, x, y)
+    xr = x.unsqueeze(0).expand(net.replicas, -1, -1)
+    g_ref = torch.einsum("rnm,rnd->rmd", w, xr) / n_ref
+    v = torch.einsum("rnm,rnd->rmd", w**2, xr**2) / n_ref
+    n_eff = 1 / (1 / c.batch + 1 / n_ref)
+    log_k = math.log(2 * batches * g_ref.numel() / delta)
+    b = 2 / c.width
+
+    def threshold(factor):  # the t with n t^2 = factor L (v + b t / 3): exp(-n t^2 / (factor (v + b t / 3))) = e^{-L}
+        lin = factor * log_k * b / 3
+        return (lin + (lin**2 + 4 * n_eff * factor * log_k * v).sqrt()) / (2 * n_eff)
+
+    bound, printed = threshold(2), threshold(1)
+    ratio = printed_ratio = 0.0
+    for _ in range(batches):
+        xb, yb, _ = exp.relu.data.sample(c.batch, generator=gen, dtype=torch.float64, device=run.device)
+        gap = (torch.einsum("rnm,rnd->rmd", _per_sample_gradients(net, xb, yb),
+                            xb.unsqueeze(0).expand(net.replicas, -1, -1)) / c.batch - g_ref).abs()
+        ratio, printed_ratio = max(ratio, float((gap / bound).max())), max(printed_ratio, float((gap / printed).max()))
+    return GradientGap(ratio, printed_ratio, c.batch, batches, n_ref, delta)
+
+
+@dataclasses.dataclass(frozen=True)
+class BernsteinExample:
+    """Lemma D.1 on n Rademacher variables (x_i = +-1, b = 1, E x_i^2 = 1) at deviation n delta: the exact tail
+    Pr[sum x_i >= n delta] against the printed bound exp(-n delta^2 / (E x^2 + b delta / 3)) and the standard one,
+    with the factor 2, exp(-n delta^2 / (2 (E x^2 + b delta / 3)))."""
+
+    n: int
+    delta: float
+    exact: float
+    printed: float
+    standard: float
+
+
+def bernstein_example(n: int = 100, delta: float = 0.2) -> BernsteinExample:
+    need = math.ceil((n + n * delta) / 2 - 1e-12)  # sum = 2 (#plus) - n >= n delta
+    exact = sum(math.comb(n, k) for k in range(need, n + 1)) / 2**n
+    exponent = n * delta**2 / (1 + delta / 3)
+    return BernsteinExample(n, delta, exact, math.exp(-exponent), math.exp(-exponent / 2))

@@ -86,6 +86,8 @@ class CheckSizes:
     gradient_samples: int = 16000  # fresh inputs for the population gradients of Experiment 2
     init_neurons: int = 200000  # fresh initial neurons for the both-positive fraction at initialisation
     estimate_samples: int = 50000  # fresh ID and OOD inputs for the OOD-risk estimate of Step 5
+    drift_samples: int = 4000  # fresh inputs for the population drift of Lemma B.6
+    gap_batches: int = 20  # fresh batches for Lemma A.2's gradient gap
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,6 +115,6 @@ FULL = override(
     regression={"d_half": 32, "d": 256, "width": 256, "batch": 1000, "lr": 0.1, "steps": 3000},  # the notes' run
     extension={"width": 256, "batch": 1000, "steps": 2000},  # the notes' sizes
     digits={"steps": 4000, "seeds": 3},
-    checks={"gradient_samples": 80000},
+    checks={"gradient_samples": 80000, "drift_samples": 16000},
 )
 SIZES = {"ci": CI, "book": BOOK, "full": FULL}

@@ -23,7 +23,7 @@ from feature_learning.measure.metrics import risk, sign_accuracy
 from feature_learning.measure.probes import multiclass_probe
 from feature_learning.models.two_layer import init_fixed_output, init_torch_default
 from feature_learning.training.loop import OptimConfig, fresh_batches, train
-from feature_learning.training.losses import half_squared_error, logistic
+from feature_learning.training.losses import cross_entropy, half_squared_error, logistic
 
 
 # ---- Experiment 3: regression ("representation distillation", Fig. 9) -----------------------------------------------
@@ -157,6 +157,10 @@ class DigitsRun:
     mse_id: np.ndarray  # per replica, distillation error
     mse_ood: np.ndarray
     n_test: int
+    net: object = None  # the trained students (a TwoLayerNet with a replica axis)
+    init: object = None  # the same students at initialisation
+    test_images: dict = dataclasses.field(default_factory=dict)  # {"id", "ood"}: (n_test, 100) images
+    test_labels: torch.Tensor | None = None
 
 
 def run_digits_distillation(size: ContaminationSizes, activation: str, splits, generator: torch.Generator,
@@ -180,6 +184,7 @@ def run_digits_distillation(size: ContaminationSizes, activation: str, splits, g
 
     net = init_torch_default(dg.seeds, 100, dg.width, d_out=dg.teacher_dim, activation=activation,
                              generator=generator, device=device)
+    init = net.detached()
 
     def loss_fn(step):
         idx = torch.randint(0, dg.n_train, (dg.seeds, dg.batch), generator=generator)
@@ -201,7 +206,8 @@ def run_digits_distillation(size: ContaminationSizes, activation: str, splits, g
     student_acc = multiclass_probe(reps["train"], ytr, {k: (reps[k], yte) for k in ("id", "ood")})
     return DigitsRun(teacher_acc, student_acc,
                      half_squared_error(reps["id"], reps_t["id"]).mean(-1).double().numpy(),
-                     half_squared_error(reps["ood"], reps_t["ood"]).mean(-1).double().numpy(), len(yte))
+                     half_squared_error(reps["ood"], reps_t["ood"]).mean(-1).double().numpy(), len(yte), net, init,
+                     {k: images[k] for k in ("id", "ood")}, yte)
 
 
 def digits(size: ContaminationSizes, run: Run) -> dict[str, DigitsRun]:
@@ -209,3 +215,83 @@ def digits(size: ContaminationSizes, run: Run) -> dict[str, DigitsRun]:
     splits = digit_splits(size.digits.n_train, run.generator("digits", "split"))
     return {a: run_digits_distillation(size, a, splits, run.generator("digits", a), run.device)
             for a in ("relu", "identity")}
+
+
+# ---- Figs. 4 and 1 on the digits analogue: class-wise activation rates, and effective robustness --------------------
+@torch.no_grad()
+def class_rates(net, images: torch.Tensor, labels: torch.Tensor, classes: int = 10) -> torch.Tensor:
+    """Per replica, neuron and class, the fraction of the class's images on which the neuron's pre-activation is
+    positive (the class-averaged activation rates of Fig. 4): (R, m, classes)."""
+    active = (net.preactivation(images.to(net.W)) > 0).double()  # (R, n, m)
+    onehot = torch.nn.functional.one_hot(labels.long(), classes).double().to(active)  # (n, C)
+    return torch.einsum("rnm,nc->rmc", active, onehot) / onehot.sum(0)
+
+
+def near_zero_share(rates: torch.Tensor, level: float = 0.1) -> np.ndarray:
+    """Per replica, the share of (neuron, class) activation rates at most ``level``."""
+    return (rates <= level).double().mean((1, 2)).cpu().numpy()
+
+
+@dataclasses.dataclass
+class StandardModels:
+    """The "standard models" of Fig. 1 on the digits: classifiers 100 -> width -> 10 (ReLU, biases, PyTorch init)
+    trained by cross-entropy on ID images with AdamW, the student's recipe; every logged step of every replica is
+    one model of the family (its ID and OOD test accuracy)."""
+
+    id_acc: np.ndarray  # (T, R)
+    ood_acc: np.ndarray  # (T, R)
+
+
+def run_standard_models(size: ContaminationSizes, splits, generator: torch.Generator, device=None,
+                        checkpoints: int = 30) -> StandardModels:
+    dg = size.digits
+    train_split, test_split = splits
+    net = init_torch_default(dg.seeds, 100, dg.width, d_out=10, activation="relu", generator=generator,
+                             device=device)
+    labels = train_split.labels.long()
+    tests = {k: with_border(test_split.digits, split=k, generator=generator).to(device) for k in ("id", "ood")}
+    yte = test_split.labels.long().to(device)
+
+    def loss_fn(step):
+        idx = torch.randint(0, dg.n_train, (dg.seeds, dg.batch), generator=generator)
+        images = with_border(train_split.digits[idx.flatten()], split="id", generator=generator)
+        logits = net(images.view(dg.seeds, dg.batch, -1).to(device))
+        return cross_entropy(logits, labels[idx].to(device)).mean(-1).sum()
+
+    @torch.no_grad()
+    def log(step):
+        return {k: (net(x).argmax(-1) == yte).double().mean(-1) for k, x in tests.items()}
+
+    every = max(dg.steps // checkpoints, 1)
+    history = train(net.parameters(), loss_fn, OptimConfig(steps=dg.steps, lr=dg.lr, weight_decay=dg.weight_decay,
+                                                           betas=(0.9, 0.999), warmup=0),
+                    log_every=every, log_at=range(0, 4 * every, max(every // 4, 1)), log_fn=log)
+    return StandardModels(history["id"].cpu().numpy(), history["ood"].cpu().numpy())
+
+
+def logit(p):
+    p = np.clip(np.asarray(p, dtype=float), 1e-4, 1 - 1e-4)
+    return np.log(p / (1 - p))
+
+
+def effective_robustness(models: StandardModels, id_acc, ood_acc, lowest: float = 0.5) -> np.ndarray:
+    """OOD accuracy above the standard models' line at the same ID accuracy (Taori et al. 2020, as in Fig. 1): the
+    line is the least-squares fit of logit(OOD) on logit(ID) over the standard models with ID accuracy at least
+    ``lowest``, evaluated at ``id_acc``."""
+    keep = models.id_acc >= lowest
+    slope, intercept = np.polyfit(logit(models.id_acc[keep]), logit(models.ood_acc[keep]), 1)
+    line = 1 / (1 + np.exp(-(intercept + slope * logit(id_acc))))
+    return np.asarray(ood_acc, dtype=float) - line
+
+
+def standard_models(size: ContaminationSizes, run: Run) -> StandardModels:
+    """Fig. 1's standard models on the split of :func:`digits`."""
+    splits = digit_splits(size.digits.n_train, run.generator("digits", "split"))
+    return run_standard_models(size, splits, run.generator("digits", "standard"), run.device)
+
+
+def border_projection(net) -> np.ndarray:
+    """Per replica, the mean over hidden neurons of |<w_k, u>|, u the unit vector along the border pixels (the
+    direction of the border's mean; the learned-feature colour of Fig. 13 in the analogue)."""
+    mask = border_mask()
+    return (net.W.detach()[..., mask].sum(-1).abs().mean(-1) / mask.sum() ** 0.5).double().cpu().numpy()

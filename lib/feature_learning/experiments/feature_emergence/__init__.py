@@ -27,6 +27,8 @@ from feature_learning.experiments.feature_emergence.claims import (
     group_summary,
     interval_source_cosine,
     lead_bound,
+    lemma_estimates,
+    lemma_sampling_sd,
     mean_se,
     nostruct_source_cosine,
     prototype_claim,
@@ -35,6 +37,8 @@ from feature_learning.experiments.feature_emergence.claims import (
     source_cosine,
     source_table,
     summary_values,
+    theorem2_claim,
+    theorem2_floor,
     tuning_table,
 )
 from feature_learning.experiments.feature_emergence.figures import (
@@ -53,6 +57,7 @@ from feature_learning.experiments.feature_emergence.runs import (
     InjectionResult,
     IntervalResult,
     MixtureResult,
+    Theorem2Result,
     first_steps,
     gaussian_mixture_experiment,
     hidden_representation_experiment,
@@ -61,6 +66,8 @@ from feature_learning.experiments.feature_emergence.runs import (
     interval_cosine,
     interval_experiment,
     interval_task,
+    lemma_coordinates,
+    min_abs_cosine,
     parity_experiment,
     parity_groups,
     parity_program,
@@ -68,6 +75,7 @@ from feature_learning.experiments.feature_emergence.runs import (
     prototype_stage_experiment,
     sample_size_experiment,
     source_ratio_sample,
+    theorem2_experiment,
     theorem_schedule_experiment,
 )
 from feature_learning.experiments.feature_emergence.sizes import (
@@ -100,6 +108,7 @@ from feature_learning.experiments.feature_emergence.sizes import (
     MixtureSizes,
     ParitySizes,
     SampleSizes,
+    Theorem2Sizes,
     VariantSizes,
 )
 from feature_learning.experiments.feature_emergence.stage import (
@@ -114,6 +123,7 @@ from feature_learning.experiments.feature_emergence.stage import (
     stage_schedule,
     stage_step,
     symmetric_init,
+    unscaled_probe,
 )
 
 __all__ = [
@@ -213,5 +223,15 @@ __all__ = [
     "summary_values",
     "symmetric_init",
     "theorem_schedule_experiment",
+    "Theorem2Result",
+    "Theorem2Sizes",
+    "lemma_coordinates",
+    "lemma_estimates",
+    "lemma_sampling_sd",
+    "min_abs_cosine",
+    "theorem2_claim",
+    "theorem2_floor",
+    "theorem2_experiment",
     "tuning_table",
+    "unscaled_probe",
 ]

@@ -22,12 +22,14 @@ from feature_learning.experiments.feature_emergence.sizes import (
     INTERVAL_RF_STEP,
     PROBE_FIT,
     PROTOTYPE_STEP,
+    UNSCALED_PROBE_FIT,
     FeatureEmergenceSizes,
     HiddenSizes,
     InjectionSizes,
     IntervalSizes,
     MixtureSizes,
     ParitySizes,
+    Theorem2Sizes,
 )
 from feature_learning.experiments.feature_emergence.stage import (
     StageResult,
@@ -40,6 +42,7 @@ from feature_learning.experiments.feature_emergence.stage import (
     sample_patterns,
     stage_step,
     symmetric_init,
+    unscaled_probe,
 )
 from feature_learning.measure.geometry import best_cosine_per_target, cosine_to
 from feature_learning.measure.metrics import argmax_accuracy, sign_accuracy
@@ -53,7 +56,7 @@ from feature_learning.theory.feature_emergence import (
     second_step_cosine_general,
     second_step_cosine_sd,
 )
-from feature_learning.training.first_steps import StepConfig, class_weights, two_steps
+from feature_learning.training.first_steps import StepConfig, class_weights, second_layer_gd, two_steps
 from feature_learning.training.loop import OptimConfig, minibatches, train
 from feature_learning.training.losses import (
     balance_and_confidence,
@@ -102,6 +105,7 @@ class GroupResult:
     majority: torch.Tensor  # (S, 2)
     probes: dict[str, torch.Tensor]  # "one", "two" (and "two_plain"): (S,)
     history: dict[str, torch.Tensor]
+    lemmas: dict[str, torch.Tensor] = dataclasses.field(default_factory=dict)  # :func:`lemma_coordinates`, (S, 2)
 
 
 @dataclasses.dataclass
@@ -154,7 +158,8 @@ def parity_program(groups: list[Group], size: ParitySizes, run, *, stream: str =
     batch["alpha"] = class_weights(batch["y"], torch.tensor(weighted, device=device))
     steps = first_steps(size.k, size.m, sigma_tilde, gamma)
     one, two = two_steps(init, batch["x"], batch["y"], steps, batch["alpha"])
-    cos = {"init": max_cosine(init.W, v, perp_sq), "one": max_cosine(one.W, v), "two": max_cosine(two.W, v)}
+    cos = {"init": max_cosine(init.W, v, perp_sq), "one": max_cosine(one.W, v), "two": max_cosine(two.W, v),
+           "init_min": min_abs_cosine(init.W, v, perp_sq), "two_min": min_abs_cosine(two.W, v)}
     # probes on the structured replicas: step one for balanced groups, step two for every group that asks
     probes = {}
     by_name = {g.name: g for g in groups}
@@ -178,6 +183,14 @@ def parity_program(groups: list[Group], size: ParitySizes, run, *, stream: str =
     yt = batch["y_test"]
     majority = torch.maximum((yt > 0).double().mean(-1), (yt < 0).double().mean(-1)).cpu()
     results = _split_groups(groups, stage, cos, majority, probes, rows)
+    first = groups[0]  # Lemmas 15 and 20 on the first group's replicas (balanced classes: the plain hinge)
+    if first.negative_ratio is None:
+        idx = torch.arange(2 * first.seeds, device=device)
+        masks = torch.zeros(len(idx), size.D, dtype=torch.bool, device=device)
+        for r in range(first.seeds):
+            masks[2 * r: 2 * r + 2, As[r].to(device)] = True
+        results[first.name].lemmas = {key: value.reshape(-1, 2) for key, value in lemma_coordinates(
+            init, one, two, batch["x"], idx, masks, steps, gamma, sigma_tilde).items()}
     # the diagnostics of the first seed (Figure 2): weights in R^d = span(M) + complement, M = I on the first D axes
     pad = perps[0][0].shape[-1]
     cos_two_abs = cosine_to(two.W[:1].double(), v[0]).abs()
@@ -192,6 +205,46 @@ def parity_program(groups: list[Group], size: ParitySizes, run, *, stream: str =
         snr_one=_snr(one.W[:2].detach().cpu(), As[0]),
         cos_spread_two=float(cos_two_abs.max() - cos_two_abs.min()))
     return results, diag
+
+
+def min_abs_cosine(W: torch.Tensor, v: torch.Tensor, perp_sq: torch.Tensor | None = None) -> torch.Tensor:
+    """min_i |cos(w_i, v)| per replica (R,), float64: every unit near +-v (the two antipodal clusters at the stars of
+    the source's MDS pictures) when it is close to 1."""
+    return cosine_to(W.double(), v.double(), perp_sq).abs().min(-1).values.cpu()
+
+
+def _activation_probability(u: torch.Tensor, s: float) -> torch.Tensor:
+    """Pr_xi[u + xi in (0, 1)] for xi ~ N(0, s^2): the expected indicator of the truncated ReLU's slope."""
+    normal = torch.distributions.Normal(torch.zeros((), dtype=u.dtype, device=u.device), 1.0)
+    return normal.cdf((1 - u) / s) - normal.cdf(-u / s)
+
+
+def lemma_coordinates(init: TwoLayerNet, one: TwoLayerNet, two: TwoLayerNet, x: torch.Tensor, idx: torch.Tensor,
+                      masks: torch.Tensor, steps: tuple[StepConfig, StepConfig], gamma: float, sigma_tilde: float,
+                      n_beta: int = 2000) -> dict[str, torch.Tensor]:
+    """Lemmas 15 and 20 on the replicas ``idx`` of the two steps (masks (R', D): A in pattern coordinates). The
+    gradients are -a sum_j M_j T_j, so step 1 (lambda_w = 1/(2 eta^(1))) leaves T_j = q_j^(1)/(eta^(1) a^(0)) and
+    step 2 (eta = 1, lambda_w = 1/2) T_j = q_j^(2)/a^(1). The lemmas say T_j = beta gamma/sigma~ on A, with
+    beta = Pr_{phi_-A, xi}[<q_-A^(0), z_-A> + b^(0) + xi in (0, 1)] at step 1 (A.72; estimated on ``n_beta``
+    training samples) and beta = Pr_xi[xi in (-b^(0), 1 - b^(0))] at step 2 (A.164). Per unit, r = mean_A T_j
+    sigma~/(gamma beta); per replica: ``one_median`` and ``one_spread`` (max r/min r - 1 over the units) at step 1,
+    ``two_mean`` and ``two_spread`` at step 2, float64 on the CPU (without structure gamma/sigma~ is the structured
+    law's, so r measures how much of it is there)."""
+    def pick(net):
+        return net.W[idx].double(), net.b[idx].double(), net.a[idx].double()
+
+    (W0, b0, a0), (W1, _, a1), (W2, _, _) = pick(init), pick(one), pick(two)
+    scale = sigma_tilde / gamma
+    on_A = masks.to(W0.dtype)[:, None, :]
+    k = float(masks[0].sum())
+    T1 = (W1 * on_A).sum(-1) / k / (steps[0].eta * a0)
+    xs = x[idx, :n_beta].double()
+    u = torch.einsum("rid,rnd->rni", W0 * (1 - on_A), xs) + b0[:, None, :]
+    r1 = T1 * scale / _activation_probability(u, steps[0].noise_std).mean(1)
+    r2 = (W2 * on_A).sum(-1) / k / a1 * scale / _activation_probability(b0, steps[1].noise_std)
+    out = {"one_median": r1.median(-1).values, "one_spread": r1.max(-1).values / r1.min(-1).values - 1,
+           "two_mean": r2.mean(-1), "two_spread": r2.max(-1).values / r2.min(-1).values - 1}
+    return {key: value.detach().cpu() for key, value in out.items()}
 
 
 def _split_groups(groups: list[Group], stage: StageResult, cos: dict, majority: torch.Tensor, probes: dict,
@@ -245,10 +298,12 @@ def init_cosine_replicas(size: ParitySizes, run) -> torch.Tensor:
     return torch.cat(out)
 
 
-def probe_one_replicas(size: ParitySizes, run) -> torch.Tensor:
+def probe_one_replicas(size: ParitySizes, run, unscaled: bool = False):
     """The converged probe on the step-one features (:func:`~.stage.probe`) for ``size.probe_replicas`` replicas of
     Experiment 1 with input structure (stream "probe replicas": their own A, initialisation and samples), tested on
-    ``size.probe_test`` fresh samples each: test accuracy (R,). Step 1 only, batched over the replicas."""
+    ``size.probe_test`` fresh samples each: test accuracy (R,). Step 1 only, batched over the replicas. With
+    ``unscaled``, also the probe at the features' own scale (:func:`~.stage.unscaled_probe`) on the same features:
+    a pair."""
     task = SparseCodingTask(size.D, size.D, size.k, parity_set(size.k), p_o=size.p_o)
     sigma_tilde, gamma = task.sigma_tilde(), (1 - size.p_o) / 2
     nets, parts = [], {"x": [], "y": [], "x_test": [], "y_test": []}
@@ -263,7 +318,14 @@ def probe_one_replicas(size: ParitySizes, run) -> torch.Tensor:
     batch = {key: torch.stack(value).to(dtype=torch.float32, device=device) for key, value in parts.items()}
     init = _stack_nets(nets).to(dtype=torch.float32, device=device)
     one, _ = two_steps(init, batch["x"], batch["y"], first_steps(size.k, size.m, sigma_tilde, gamma))
-    return _probe_rows(one, batch, torch.arange(size.probe_replicas, device=device))
+    idx = torch.arange(size.probe_replicas, device=device)
+    converged = _probe_rows(one, batch, idx)
+    if not unscaled:
+        return converged
+    net = one.to(torch.float64)
+    raw = unscaled_probe(net.features(batch["x"][:, :UNSCALED_PROBE_FIT].double()), batch["y"],
+                         net.features(batch["x_test"].double()), batch["y_test"])
+    return converged, raw
 
 
 # -- Experiment 1, its prototype stage and the variants of E.2.1-E.2.2: the chapter's parity runs ---------------
@@ -299,6 +361,51 @@ def theorem_schedule_experiment(size: FeatureEmergenceSizes, run) -> GroupResult
                                 eta_a=stage_step(P.k, P.m, P.steps), first_layer_factor=1.0, decay=False,
                                 baselines=False)
     return results["main"]
+
+
+# -- Theorem 2 where its floor is not vacuous -----------------------------------------------------------------------
+@dataclasses.dataclass
+class Theorem2Result:
+    """Per replica (R,): the trained random-feature model's test hinge loss with its standard error over the test
+    samples, the norm of its output weights, its test accuracy and training hinge; the number of features N."""
+
+    hinge: torch.Tensor
+    hinge_se: torch.Tensor
+    norm: torch.Tensor
+    accuracy: torch.Tensor
+    train_hinge: torch.Tensor
+    features: int
+
+
+def theorem2_experiment(size: Theorem2Sizes, run) -> Theorem2Result:
+    """Theorem 2 in its own setting: D_A^mix with parity labels, odd k, D = 16 k, p_o = 1/2, and a data-independent
+    feature map into [0, 1]^N, the network's random features (2m truncated ReLUs at Theorem 26's initialisation,
+    drawn before the data), with the output weights trained by full-batch gradient descent on the hinge loss
+    (:func:`~feature_learning.training.first_steps.second_layer_gd`, the iterate of least training hinge), one
+    replica per draw of A, features and samples (stream "theorem 2"), batched."""
+    k, D, m = size.k, 16 * size.k, size.m
+    task = SparseCodingTask(D, D, k, parity_set(k), p_o=0.5)
+    sigma_tilde, gamma = task.sigma_tilde(), 0.25
+    feats, parts = [], {"x": [], "y": [], "x_test": [], "y_test": []}
+    for r in range(size.replicas):
+        g = run.generator("theorem 2", r)
+        A = task.relevant_set(g)
+        feats.append(symmetric_init(k, D, D, m, sigma_tilde, gamma, g)[0])
+        for count, xs, ys in ((size.n, "x", "y"), (size.n_test, "x_test", "y_test")):
+            z, y = sample_patterns(task, count, A, g)
+            parts[xs].append(z), parts[ys].append(y)
+    net = _stack_nets(feats).to(device=run.device)
+    data = {key: torch.stack(value).to(run.device) for key, value in parts.items()}
+    with torch.no_grad():
+        F, Ft = (net.features(data[key]).float() for key in ("x", "x_test"))
+    y, yt = data["y"].float(), data["y_test"].float()
+    a, history = second_layer_gd(F, y, torch.zeros(size.replicas, 2 * m, device=run.device), steps=size.steps,
+                                 lr=size.lr)
+    out = (a.unsqueeze(-2) @ Ft.transpose(-1, -2)).squeeze(-2)
+    hinge = torch.clamp(1 - yt * out, min=0).double()
+    return Theorem2Result(hinge=hinge.mean(-1).cpu(), hinge_se=(hinge.std(-1) / size.n_test**0.5).cpu(),
+                          norm=a.double().norm(dim=-1).cpu(), accuracy=((out > 0) == (yt > 0)).double().mean(-1).cpu(),
+                          train_hinge=history["best_loss"].double().cpu(), features=2 * m)
 
 
 # -- Experiment 3: interval labels (E.1.2) --------------------------------------------------------------------------
@@ -507,9 +614,9 @@ def gaussian_mixture_experiment(size: MixtureSizes, run) -> list[MixtureResult]:
 # -- Experiment 6: injected inputs on the digits (E.5, Algorithm 1) -------------------------------------------------
 @dataclasses.dataclass
 class InjectionResult:
-    """The students' test accuracy against the teacher's labels over training: ``real_acc`` and ``injected_acc``
-    (L, S, 2) at ``step`` (L,), per seed of the students' initialisation and student (mixture, digits only); the
-    share of each class among the teacher's labels of the injected test inputs (10,)."""
+    """The students' test accuracy against their teacher's labels over training: ``real_acc`` and ``injected_acc``
+    (L, T, 2) at ``step`` (L,), per teacher (the mean over its students' initialisations) and student (mixture,
+    digits only); the share of each class among each teacher's labels of the injected test inputs (T, 10)."""
 
     step: torch.Tensor
     real_acc: torch.Tensor
@@ -520,14 +627,14 @@ class InjectionResult:
 def injection_experiment(size: InjectionSizes, run) -> InjectionResult:
     """Algorithm 1 / Appendix E.5 of Shi, Wei and Liang on bundled data:
 
-    1. a teacher FC(m_t) (one hidden layer, quadratic activation,
-       :func:`feature_learning.models.two_layer.init_lecun`) is trained on digits with the regulariser R1 + R2
-       (eqs. (291)-(293)) on Gaussian inputs with the digits' mean and covariance, so that its labels there are
-       balanced and confident;
-    2. the teacher relabels digits and Gaussian inputs;
-    3. two students FC(m_s) train on a mixture with a share ``alpha`` of Gaussian inputs and on digits only (the same
-       number of samples), from ``seeds`` initialisations each (one batched program); their test accuracy against
-       the teacher is tracked on fresh digits and fresh Gaussians.
+    1. ``teachers`` teachers FC(m_t) (one hidden layer, quadratic activation,
+       :func:`feature_learning.models.two_layer.init_lecun`; their own initialisations, a batch axis) are trained on
+       digits with the regulariser R1 + R2 (eqs. (291)-(293)) on Gaussian inputs with the digits' mean and
+       covariance, so that their labels there are balanced and confident;
+    2. each teacher relabels digits and Gaussian inputs;
+    3. for each teacher two students FC(m_s) train on a mixture with a share ``alpha`` of Gaussian inputs and on
+       digits only (the same number of samples), from ``seeds`` initialisations each (one batched program); their
+       test accuracy against their teacher is tracked on fresh digits and fresh Gaussians.
 
     Deviation: the source chooses the teacher's size by the U-shaped part of a double-descent curve; here it is
     given. The steps are AdamW (our choice; the source does not say)."""
@@ -536,44 +643,50 @@ def injection_experiment(size: InjectionSizes, run) -> InjectionResult:
     train_idx, test_idx = random_split(len(digits), size.n_student, g)
     x_train, y_train, x_test = digits[train_idx], target[train_idx], digits[test_idx]
     u_train, u_test = gaussian_like(x_train, size.n_student, g), gaussian_like(x_train, size.n_injected_test, g)
-    d, classes = x_train.shape[1], int(target.max()) + 1
-    teacher = init_lecun(1, d, size.teacher_width, d_out=classes, generator=g)
+    d, classes, T = x_train.shape[1], int(target.max()) + 1, size.teachers
+    teacher = init_lecun(T, d, size.teacher_width, d_out=classes, generator=g)
 
     def teacher_loss(step):
         r1, r2 = balance_and_confidence(teacher(u_train))
-        return cross_entropy(teacher(x_train)[0], y_train).mean() + size.reg * (r1 + r2).sum()
+        return (cross_entropy(teacher(x_train), y_train.expand(T, -1)).mean(-1) + size.reg * (r1 + r2)).sum()
 
     train(teacher.parameters(), teacher_loss, OptimConfig(size.teacher_steps, size.lr, betas=(0.9, 0.98), warmup=1),
-          description="teacher")
+          description="teachers")
     with torch.no_grad():
         def label(inputs):
-            return teacher(inputs)[0].argmax(-1)
+            return teacher(inputs).argmax(-1)  # (T, N): each teacher's labels
 
         y_real_train, y_real_test, y_inj_train, y_inj_test = (label(t) for t in (x_train, x_test, u_train, u_test))
     n, n_inj = size.n_student, int(round(size.alpha * size.n_student))
     pick_real = torch.randperm(len(x_train), generator=g)
     pick_inj = torch.randperm(len(u_train), generator=g)[:n_inj]
     mix_x = torch.cat([x_train[pick_real[: n - n_inj]], u_train[pick_inj]])
-    mix_y = torch.cat([y_real_train[pick_real[: n - n_inj]], y_inj_train[pick_inj]])
-    xs = torch.stack([mix_x, x_train[pick_real[:n]]] * size.seeds).to(run.device)
-    ys = torch.stack([mix_y, y_real_train[pick_real[:n]]] * size.seeds).to(run.device)
-    student = init_lecun(2 * size.seeds, d, size.student_width, d_out=classes, generator=g, device=run.device)
+    mix_y = torch.cat([y_real_train[:, pick_real[: n - n_inj]], y_inj_train[:, pick_inj]], 1)
+    # replicas: teacher-major, then the students' initialisations, then (mixture, digits only)
+    reps = 2 * size.seeds
+    xs = torch.stack([mix_x, x_train[pick_real[:n]]] * (T * size.seeds)).to(run.device)
+    ys = torch.stack([part for t in range(T) for part in [mix_y[t], y_real_train[t, pick_real[:n]]] * size.seeds])
+    ys = ys.to(run.device)
+    student = init_lecun(T * reps, d, size.student_width, d_out=classes, generator=g, device=run.device)
     x_test, u_test = x_test.to(run.device), u_test.to(run.device)
-    y_real_test, y_inj_test = y_real_test.to(run.device), y_inj_test.to(run.device)
+    y_real_test = y_real_test.repeat_interleave(reps, 0).to(run.device)
+    y_inj_rep = y_inj_test.repeat_interleave(reps, 0).to(run.device)
 
     def student_loss(step):
         return cross_entropy(student(xs), ys).mean(-1).sum()
 
     def log(step):
         return {"real": argmax_accuracy(student(x_test), y_real_test),
-                "injected": argmax_accuracy(student(u_test), y_inj_test)}
+                "injected": argmax_accuracy(student(u_test), y_inj_rep)}
 
     history = train(student.parameters(), student_loss,
                     OptimConfig(size.student_steps, size.lr, betas=(0.9, 0.98), warmup=1),
                     log_every=max(1, size.student_steps // 40), log_fn=log, description="students")
-    share = torch.bincount(y_inj_test.cpu(), minlength=classes).double() / len(y_inj_test)
-    def per_seed(curve):
-        return curve.reshape(curve.shape[0], size.seeds, 2)
+    share = torch.stack([torch.bincount(labels, minlength=classes).double() / len(labels)
+                         for labels in y_inj_test.cpu()])
 
-    return InjectionResult(step=history["step"], real_acc=per_seed(history["real"]),
-                           injected_acc=per_seed(history["injected"]), injected_label_share=share)
+    def per_teacher(curve):  # (L, T * reps) -> (L, T, 2): each teacher's students averaged
+        return curve.reshape(curve.shape[0], T, size.seeds, 2).mean(2)
+
+    return InjectionResult(step=history["step"], real_acc=per_teacher(history["real"]),
+                           injected_acc=per_teacher(history["injected"]), injected_label_share=share)

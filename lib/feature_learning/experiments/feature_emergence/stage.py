@@ -20,6 +20,7 @@ from feature_learning.experiments.feature_emergence.sizes import (
     PROBE_ITERATIONS,
     RF_STEP,
     SECOND_LAYER_STEP,
+    UNSCALED_PROBE_FIT,
 )
 from feature_learning.measure.geometry import cosine_to
 from feature_learning.measure.metrics import sign_accuracy
@@ -156,6 +157,24 @@ def probe(features: torch.Tensor, y: torch.Tensor, features_test: torch.Tensor, 
     out = logistic_probe(features[:, :n_fit].double(), y[:, :n_fit].double(), features_test.double(),
                          y_test.double(), PROBE_C, iterations=PROBE_ITERATIONS, standardize=True)
     return out["accuracy"].cpu()
+
+
+def unscaled_probe(features: torch.Tensor, y: torch.Tensor, features_test: torch.Tensor, y_test: torch.Tensor,
+                   n_fit: int = UNSCALED_PROBE_FIT, lr: float = 0.5, iterations: int = 1000) -> torch.Tensor:
+    """A probe at the features' own scale, the chapter notes' readout: logistic regression with a bias, by
+    full-batch gradient descent (step ``lr``, ``iterations`` steps from zero) on the raw features, float64, fitted
+    on the first ``n_fit`` training samples. Returns the test accuracy per replica (R,). Where the features vary at
+    1e-10 of their value only the bias can move, so it predicts one class."""
+    F, yf = features[:, :n_fit].double(), y[:, :n_fit].double()
+    w = torch.zeros(F.shape[0], F.shape[-1], dtype=F.dtype, device=F.device)
+    b = torch.zeros(F.shape[0], 1, dtype=F.dtype, device=F.device)
+    for _ in range(iterations):
+        margin = yf * ((F @ w.unsqueeze(-1)).squeeze(-1) + b)
+        c = -yf * torch.sigmoid(-margin) / yf.shape[-1]  # d(mean log(1 + e^-margin))/d output
+        w -= lr * (c.unsqueeze(-2) @ F).squeeze(-2)
+        b -= lr * c.sum(-1, keepdim=True)
+    out = (features_test.double() @ w.unsqueeze(-1)).squeeze(-1) + b
+    return ((out > 0) == (y_test > 0)).double().mean(-1).cpu()
 
 
 # -- sparse-coding data in pattern coordinates ----------------------------------------------------------------------

@@ -12,11 +12,14 @@ import json
 import math
 import re
 import time
+import weakref
 from collections.abc import Callable
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import FlopCounterMode, sdpa_flop_count
 
 from feature_learning.book.profiles import Run
@@ -31,6 +34,8 @@ from feature_learning.inference.token_selection import (
     one_run_generate,
     select_tokens,
     snapkv_generate,
+    snapkv_head_index,
+    snapkv_indices,
     top_k_listing_as_printed,
 )
 from feature_learning.measure.metrics import exact_match
@@ -501,8 +506,13 @@ def timing_prompts(model: RopeDecoder, size: GemFilterSizes, run: Run) -> list[t
 
 
 def cache_bytes(cache: KVCache) -> int:
-    """Bytes the cache's key and value tensors hold (element count times element size, as allocated)."""
-    return sum(t.numel() * t.element_size() for t in (*cache.keys, *cache.values))
+    """Bytes of the distinct storages the cache's key and value tensors keep alive: what is allocated, more than
+    their element count times element size when a cached tensor is a view of a larger buffer."""
+    storages = {}
+    for t in (*cache.keys, *cache.values):
+        storage = t.untyped_storage()
+        storages[storage.data_ptr()] = storage.nbytes()
+    return sum(storages.values())
 
 
 @torch.no_grad()
@@ -518,6 +528,103 @@ def kv_cache_sizes(model: RopeDecoder, tokens: torch.Tensor, layer: int, k: int,
             "gemfilter": cache_bytes(gemfilter_generate(model, tokens, layer, k, generated)[1]),
             "snapkv": cache_bytes(snapkv_generate(model, tokens, k, generated, window=window)[1]),
             "one-run": cache_bytes(one_run_generate(model, tokens, layer, k, generated)[1])}
+
+
+class LiveBytes(TorchDispatchMode):
+    """The peak bytes of tensor storages allocated by the operations run while it is active and alive at once
+    (counted at the ATen level: a storage is freed when the last tensor that an operation returned on it is)."""
+
+    def __init__(self):
+        super().__init__()
+        self.live: dict[int, list[int]] = {}  # storage address -> [bytes, tensors alive on it]
+        self.now = self.peak = 0
+
+    def _release(self, key: int) -> None:
+        entry = self.live.get(key)
+        if entry is not None:
+            entry[1] -= 1
+            if entry[1] == 0:
+                self.now -= entry[0]
+                del self.live[key]
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in tree_flatten(out)[0]:
+            if isinstance(t, torch.Tensor):
+                storage = t.untyped_storage()
+                key = storage.data_ptr()
+                if key not in self.live:
+                    self.live[key] = [storage.nbytes(), 0]
+                    self.now += storage.nbytes()
+                    self.peak = max(self.peak, self.now)
+                self.live[key][1] += 1
+                weakref.finalize(t, self._release, key)
+        return out
+
+
+def layer_bytes(model: RopeDecoder, layers: int) -> int:
+    """Bytes of the weights of the first ``layers`` transformer layers (Theorem 9.3's $w$ per layer)."""
+    return sum(p.numel() * p.element_size() for block in model.blocks[:layers] for p in block.parameters())
+
+
+@torch.no_grad()
+def snapkv_layerwise_prefill(model: RopeDecoder, tokens: torch.Tensor, k: int, window: int) -> KVCache:
+    """SnapKV's prompt phase as Theorem 9.3 books it ($mw + 2hnd + 2mhkd$): each layer's keys and values are
+    computed in full, compressed to that layer's per-head positions
+    (:func:`~feature_learning.inference.token_selection.snapkv_head_index`) and only the compressed ones are kept, so
+    one layer's full keys and values live at a time."""
+    positions = torch.arange(tokens.shape[1], device=tokens.device)
+    x, keys, values = model.embed(tokens), [], []
+    for block in model.blocks:
+        q, key, v = block.project(x, positions)
+        x = x + block.attend(q, key, v)
+        x = x + block.mlp(block.norm_mlp(x))
+        index = snapkv_head_index(q, key, k, window=window)[..., None].expand(-1, -1, -1, key.shape[-1])
+        keys.append(key.gather(2, index))
+        values.append(v.gather(2, index))
+    return KVCache(keys, values, tokens.shape[1])
+
+
+@torch.no_grad()
+def prompt_memory(model: RopeDecoder, tokens: torch.Tensor, layer: int, k: int, window: int) -> dict[str, int]:
+    """Prompt-phase memory of each method, in bytes, measured: the weights of the layers it runs plus the peak of
+    the tensors it allocates (activations and caches; :class:`LiveBytes`). Standard attention: the full prefill
+    (all m layers, its cache kept). SnapKV: :func:`snapkv_layerwise_prefill`, each layer compressed as it is
+    computed (the theorem's accounting; our accuracy runs prefill in full, then evict, which keeps the same
+    positions). GemFilter: its selection (layers 1..r, one layer's keys and
+    values at a time, no cache)."""
+    phases = {"standard": (model.n_layers, lambda: model.prefill(tokens)),
+              "snapkv": (model.n_layers, lambda: snapkv_layerwise_prefill(model, tokens, k, window)),
+              "gemfilter": (layer, lambda: gemfilter_select(model, tokens, layer, k))}
+    out = {}
+    for name, (layers, phase) in phases.items():
+        with LiveBytes() as tracker:
+            kept = phase()
+        del kept
+        out[name] = layer_bytes(model, layers) + tracker.peak
+    return out
+
+
+@torch.no_grad()
+def index_focus(model: RopeDecoder, probe: Probe, layer: int, k: int, window: int, pool: int = 5,
+                generator: torch.Generator | None = None) -> dict[str, np.ndarray]:
+    """Per prompt, the share of a method's kept positions that lie on the needle (within the pooling radius) or
+    among the last ``window`` + 1 tokens (Figs. G.5-G.7's "needle and recent" tokens): GemFilter's one index set at
+    ``layer``, SnapKV's m x h sets (mean over layers and heads, the re-fed last token counted as kept), and k
+    random positions (the null)."""
+    B, T = probe.tokens.shape
+    positions = torch.arange(T, device=probe.tokens.device)
+    focus = ((positions[None, :] - probe.needle_pos[:, None]).abs() <= pool // 2) | (positions >= T - 1 - window)
+
+    def share(index: torch.Tensor) -> np.ndarray:  # index (..., B, j) -> (B,) mean share over the leading axes
+        hits = focus.expand(*index.shape[:-1], T).gather(-1, index).float().mean(-1)
+        return hits.reshape(-1, B).mean(0).cpu().numpy() if hits.dim() > 1 else hits.cpu().numpy()
+
+    gem = gemfilter_select(model, probe.tokens, layer, k, pool=pool).index
+    snap = snapkv_indices(model, probe.tokens, k, window=window, pool=pool).transpose(1, 2)  # (L, H, B, k - 1)
+    last = torch.full((*snap.shape[:-1], 1), T - 1, device=snap.device)
+    rand = random_index(B, T, k, generator or torch.Generator().manual_seed(0)).to(probe.tokens.device)
+    return {"GemFilter": share(gem), "SnapKV": share(torch.cat([snap, last], dim=-1)), RANDOM: share(rand)}
 
 
 TRAINING_CLAIM = "training_converged"  # the claim whose measured value stores the steps a run trained

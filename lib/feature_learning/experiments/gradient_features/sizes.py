@@ -90,12 +90,53 @@ class MultiIndexSizes:
 
 
 @dataclasses.dataclass(frozen=True)
+class FeatureProbabilitySizes:
+    """Lemma 3.21 in its own regime: tau > 2, C_b = 1, and Assumption 3.19's k >= tau ln d (k = 11 >= 3 ln 30 =
+    10.2), d >= rk + tau ln d; Sure units drawn conditioned on Definition B.46, and ``units`` unconditioned units."""
+
+    d: int = 30
+    k: int = 11
+    p_A: float = 0.25
+    p_o: float = 0.5
+    C_b: float = 1.0
+    taus: tuple[float, ...] = (2.2, 2.6, 3.0)
+    norm_c: float = 2.0  # the Theta-constant of Definition B.46's norm conditions
+    sure_units: int = 500
+    units: int = 3000
+    n_step: int = 2000
+    seeds: int = 4
+
+
+@dataclasses.dataclass(frozen=True)
+class LinearSizes:
+    """Linear data of Sec. B.5.1 (Lemma B.25): margin ``beta``, ``m`` units of block 2 per seed."""
+
+    d: int = 30
+    beta: float = 0.5
+    tau: float = 3.0  # the lemma's condition d^(tau/2 - 1/4) > sqrt(B_x2)/rho needs tau > 1.4 at d = 30
+    m: int = 200
+    n_step: int = 10_000
+    seeds: int = 4
+
+
+@dataclasses.dataclass(frozen=True)
+class MixtureSizes(OneStepSizes):
+    """A six-centre mixture (Thm 3.18): +-mu_1, +-mu_3 labelled +1, +-mu_2 labelled -1, at one d."""
+
+    d: int = 100
+    sigma: float = 4.0
+
+
+@dataclasses.dataclass(frozen=True)
 class GradientFeatureSizes:
     emergence: EmergenceSizes = EmergenceSizes()
     parity: ParitySizes = ParitySizes()
     xor: XorSizes = XorSizes()
     uniform: UniformParitySizes = UniformParitySizes()
     multi_index: MultiIndexSizes = MultiIndexSizes()
+    feature_probability: FeatureProbabilitySizes = FeatureProbabilitySizes()
+    linear: LinearSizes = LinearSizes()
+    mixture: MixtureSizes = MixtureSizes()
 
 
 BOOK = GradientFeatureSizes()
@@ -106,6 +147,7 @@ CI = override(
     xor={"dims": (25, 50, 100), "steps": 1000, "seeds": 4},  # the cost grows with d: the sweep stops at 100
     uniform={"n_step": 50_000, "steps": 1000, "seeds": 4},  # half the first-step sample and steps: CI time
     multi_index={"widths": (16, 64), "seeds": 4},
+    mixture={"steps": 1000, "seeds": 4},  # the XOR experiment's ci steps and seeds
 )
 # The sizes of the stored full run (results/full/gradient_features.json, written 2026-11-27T11:17:15+00:00; the
 # record does not carry them): the chapter's full section describes that run with these, not with FULL.
@@ -127,6 +169,11 @@ FULL_STORED = override(
 # where the parity is learned). The first step is streamed (runs.py), so memory does not grow with n_step. A CPU probe
 # at these sizes with a tenth of the units (m = 50) and one seed measured mass 0.938 (0.938 predicted) and accuracy
 # 0.727 (random features 0.498): the mass is expected to pass, the accuracy at 2000 units is at risk.
+# Lemma 3.21's share p at full: 10^6 unconditioned units per seed (its p ~ 1e-3 at tau = 3 gives ~10^3 hits), G on
+# 2e4 samples; the linear data and the six-centre mixture at the XOR experiment's full width and samples.
 FULL = override(FULL_STORED, uniform={"d": 31, "k": 4, "m": 500, "n_step": 10_000_000, "n_fit": 8000, "steps": 4000,
-                                      "seeds": 8})
+                                      "seeds": 8},
+                feature_probability={"sure_units": 4000, "units": 1_000_000, "n_step": 20_000, "seeds": 8},
+                linear={"m": 2000, "n_step": 200_000, "seeds": 16},
+                mixture={"d": 400, "m": 200, "n_step": 100_000, "n_fit": 8000, "seeds": 16})
 SIZES = {"ci": CI, "book": BOOK, "full": FULL}

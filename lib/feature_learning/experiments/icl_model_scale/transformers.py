@@ -46,16 +46,24 @@ def train_icl_transformer(config, prior: torch.Tensor, tau: float, M: int, steps
     d = prior.shape[0]
     model = init_transformer(config, replicas=replicas, generator=generator, device=device)
 
-    def loss_fn(step: int) -> torch.Tensor:
+    def replica_losses(step: int) -> torch.Tensor:
         tokens, yq = icl_classification_tokens(replicas * batch, M, d, prior, tau, generator)
         tokens, yq = tokens.view(replicas, batch, M + 1, d + 1).to(device), yq.view(replicas, batch).to(device)
         logit = model.forward_continuous(tokens)[..., 0]  # (R, B)
-        return torch.nn.functional.softplus(-yq * logit).mean(-1).sum()
+        return torch.nn.functional.softplus(-yq * logit).mean(-1)  # (R,)
 
-    history = train(model.parameters(), loss_fn, OptimConfig(steps=steps, lr=lr, weight_decay=weight_decay,
-                                                             betas=(0.9, 0.98), warmup=20, schedule="cosine"),
-                    log_every=max(1, steps // 10), log_fn=lambda s: {"loss": loss_fn(s)})
+    history = train(model.parameters(), lambda step: replica_losses(step).sum(),
+                    OptimConfig(steps=steps, lr=lr, weight_decay=weight_decay, betas=(0.9, 0.98), warmup=20,
+                                schedule="cosine"),
+                    log_every=max(1, steps // 10), log_fn=lambda s: {"loss": replica_losses(s).detach()})
+    with torch.no_grad():
+        history["final_loss"] = replica_losses(steps).cpu()  # each replica's loss on a fresh batch after training
     return model, history
+
+
+# A replica has reached its training target when its logistic loss after training is at most this share of log 2,
+# the loss of a model that never learned (logit 0 on every prompt). Fixed before any run was graded by it.
+TRAINED_SHARE_OF_LOG2 = 0.9
 
 
 @dataclasses.dataclass
@@ -65,6 +73,16 @@ class TransformerSweep:
     accuracy: np.ndarray  # (size, flip, seed) against the clean query label
     reference: np.ndarray  # (flip, 2): the prior rule and the context rule on the same prompts
     params: list[int]
+    final_loss: np.ndarray | None = None  # (size, seed): each replica's logistic loss after training
+
+    def trained(self) -> tuple[int, int]:
+        """(replicas that reached their training target, replicas): a logistic loss after training of at most
+        ``TRAINED_SHARE_OF_LOG2`` log 2; a model that never learned has log 2. Every claim on the trained models
+        carries it, so none passes on a model that never learned."""
+        if self.final_loss is None:
+            raise ValueError("the sweep has no losses after training: it cannot say whether its models learned")
+        reached = self.final_loss <= TRAINED_SHARE_OF_LOG2 * np.log(2.0)
+        return int(reached.sum()), int(reached.size)
 
     @property
     def seeds(self) -> int:
@@ -123,13 +141,14 @@ def transformer_scale_sweep(size: ICLSizes, run: Run) -> TransformerSweep:
     prompts (common random numbers) for every flipped fraction of context labels."""
     t = size.transformer
     prior = tf_prior(t.d)
-    acc, params = [], []
+    acc, params, losses = [], [], []
     for shape in t.shapes:
-        model, _ = train_icl_transformer(tf_config(shape, t), prior, t.tau, t.M, t.steps, t.batch,
+        model, history = train_icl_transformer(tf_config(shape, t), prior, t.tau, t.M, t.steps, t.batch,
                                          run.generator("tf_train", shape), replicas=t.seeds, lr=t.lr,
                                          device=run.device)
         a, ref = icl_flip_accuracy(model, prior, t.tau, t.M, size.flips, t.eval_prompts, run.generator("tf_eval"),
                                    device=run.device)
         acc.append(a.numpy())
+        losses.append(history["final_loss"].double().numpy())
         params.append(sum(p[0].numel() for p in model.parameters()))
-    return TransformerSweep(t.shapes, tuple(size.flips), np.stack(acc), ref.numpy(), params)
+    return TransformerSweep(t.shapes, tuple(size.flips), np.stack(acc), ref.numpy(), params, np.stack(losses))

@@ -256,11 +256,40 @@ def run_sweep(size: GranularitySizes, run: Run) -> Sweep:
     for labels, ks, replicas in (("coarse", sw.coarse_ks, sw.coarse_replicas), ("fine", sw.fine_ks, sw.fine_replicas)):
         for k in ks:
             steps = sw.steps if labels == "coarse" else sw.fine_steps_per_k * k
-            r = train_run(model, k, labels, steps, replicas, run, n_log=sw.n_log, early=sw.early)
+            R = sw.slope_replicas if labels == "coarse" and k == min(ks) else replicas
+            r = train_run(model, k, labels, steps, R, run, n_log=sw.n_log, early=sw.early)
             runs[(labels, k)] = r
             evals[(labels, k)] = evaluate(r.net, model, k, labels, sw.n_test, sw.rhos,
                                           run.generator("test", k, labels), device=run.device)
             r.net.workspace.clear()  # the finished run's scratch buffers (up to ~13 GB at full; no value changes)
+    return Sweep(runs, evals)
+
+
+def source_threshold(d: int, labels: str, c0: float) -> float:
+    """The source's threshold: sqrt((4 + 2 c0) ln d) for coarse labels (appendix B.3), sqrt((2 + 2 c0) ln d) for
+    fine ones (appendix F.1)."""
+    return math.sqrt(((4 if labels == "coarse" else 2) + 2 * c0) * math.log(d))
+
+
+def source_model(model: PatchModel, k: int, labels: str, c0: float) -> PatchModel:
+    """The simulation's model with the source's threshold and bias divisor ln^5 d kept at d = model.d(k)."""
+    d = model.d(k)
+    return dataclasses.replace(model, tau=source_threshold(d, labels, c0), lam=math.log(d) ** 5)
+
+
+def run_source_constants(size: GranularitySizes, run: Run, c0: float) -> Sweep:
+    """Coarse and fine training at k = size.source.k with the source's threshold and bias divisor
+    (:func:`source_model`), evaluated like the sweep (own streams)."""
+    sc, sw = size.source, size.sweep
+    runs, evals = {}, {}
+    for labels, replicas in (("coarse", sc.coarse_replicas), ("fine", sc.fine_replicas)):
+        model = source_model(size.model, sc.k, labels, c0)
+        steps = sw.steps if labels == "coarse" else sw.fine_steps_per_k * sc.k
+        r = train_run(model, sc.k, labels, steps, replicas, run, n_log=sw.n_log, early=sw.early, tag="source")
+        runs[(labels, sc.k)] = r
+        evals[(labels, sc.k)] = evaluate(r.net, model, sc.k, labels, sw.n_test, sw.rhos,
+                                         run.generator("test", "source", sc.k, labels), device=run.device)
+        r.net.workspace.clear()
     return Sweep(runs, evals)
 
 
@@ -391,7 +420,9 @@ def example_samples(model: PatchModel, k: int, run: Run) -> dict[str, torch.Tens
 
 # ---- a synthetic label hierarchy (seed notes, section 4.8) --------------------------------------------------------
 HIERARCHY_RUNS = ("coarse (baseline)", "manual leaves", "over-split leaves", "random sub-IDs",
-                  "k-means per superclass", "k-means global", "coarse, few per leaf", "manual, few per leaf")
+                  "k-means per superclass", "k-means global", "coarse, few per leaf", "manual, few per leaf",
+                  "leaf pairs", "coarse, wider", "manual leaves, wider")
+CHECKPOINTED = "manual leaves"  # the label function evaluated at the intermediate checkpoints too (Table 6)
 
 
 def hierarchy_tree(model: PatchModel, hs: HierarchySizes):
@@ -410,6 +441,8 @@ def pretraining_labels(name: str, tree, leaf: torch.Tensor, X: torch.Tensor, hs:
         return sup
     if name.startswith("manual"):
         return leaf
+    if name == "leaf pairs":  # an intermediate level: each superclass's leaves merged two by two
+        return leaf // 2
     if name == "over-split leaves":
         return oversplit_labels(leaf, hs.oversplit, generator)
     if name == "random sub-IDs":
@@ -431,9 +464,18 @@ class HierarchyRun:
     hard_margin: torch.Tensor  # (R,)
     purity: torch.Tensor  # (R,) fraction of training images whose label's majority superclass is their own
     leaf_purity: torch.Tensor  # (R,) fraction in the majority leaf of their label (1 for labels nested in leaves)
+    checkpoints: dict[int, torch.Tensor] = dataclasses.field(default_factory=dict)  # step -> (R, n_rho) hard_acc
 
-    def rho_half(self, rhos) -> torch.Tensor:
-        return level_crossing(torch.tensor(rhos, dtype=torch.float64), self.hard_acc, 0.5)
+    def rho_half(self, rhos, step: int | None = None) -> torch.Tensor:
+        """rho_1/2 per replica after training, or at the checkpoint ``step``."""
+        acc = self.hard_acc if step is None else self.checkpoints[step]
+        return level_crossing(torch.tensor(rhos, dtype=torch.float64), acc, 0.5)
+
+
+def checkpoint_steps(hs: HierarchySizes) -> tuple[int, ...]:
+    """The intermediate checkpoints (fractions ``hs.checkpoints`` of the training steps: Table 6's 50 and 70 of 90
+    epochs)."""
+    return tuple(int(round(f * hs.steps)) for f in hs.checkpoints)
 
 
 def run_hierarchy(size: GranularitySizes, run: Run) -> dict[str, HierarchyRun]:
@@ -473,7 +515,8 @@ def run_hierarchy(size: GranularitySizes, run: Run) -> dict[str, HierarchyRun]:
             purity[r] = counts.max(-1).values.sum() / len(sup)
             lc = torch.zeros(G, tree.n_leaves).index_put_((labels[r], leaves), torch.ones(len(sup)), accumulate=True)
             leaf_purity[r] = lc.max(-1).values.sum() / len(sup)
-        net = init_thresholded(R, G, model.width, tree.d, sigma0=model.sigma0, tau=model.tau,
+        width = width_for_lucky(model.n_lucky * (hs.wide if "wider" in name else 1.0), model.tau)
+        net = init_thresholded(R, G, width, tree.d, sigma0=model.sigma0, tau=model.tau,
                                generator=run.generator("hierarchy_init", name), features=feats,
                                prune_margin=model.prune_margin, device=run.device)
         batches = run.generator("hierarchy_batches", name)
@@ -484,22 +527,27 @@ def run_hierarchy(size: GranularitySizes, run: Run) -> dict[str, HierarchyRun]:
             Xb = Xd.gather(1, idx.view(R, -1, 1, 1).expand(-1, -1, *Xd.shape[2:]).to(Xd.device))
             return Xb, labels.gather(1, idx).to(Xd.device)
 
-        train_bias_schedule(net, sample, steps=hs.steps, lr=hs.lr, lam=model.lam,
-                            rule="eq7" if G == 2 else "eq93", description=name)
-
         def merged(Xt, net=net, head_sup=head_sup):
             F = net(Xt.unsqueeze(0).expand(R, *Xt.shape).to(run.device)).cpu()  # (R, n, G)
             return torch.stack([merge_heads(F[r], head_sup[r], K0) for r in range(R)])
 
+        @torch.no_grad()
+        def hard_accs(step=None, merged=merged):
+            return {"hard_acc": torch.stack([(merged(Xt).argmax(-1) == tree.ancestor(lt, 0)).double().mean(-1)
+                                             for Xt, lt, _ in tests], -1)}
+
+        history = train_bias_schedule(net, sample, steps=hs.steps, lr=hs.lr, lam=model.lam,
+                                      rule="eq7" if G == 2 else "eq93", description=name,
+                                      log_at=checkpoint_steps(hs) if name == CHECKPOINTED else (),
+                                      log_fn=hard_accs if name == CHECKPOINTED else None)
+        checkpoints = ({int(t): a for t, a in zip(history["step"][:-1], history["hard_acc"][:-1], strict=True)}
+                       if name == CHECKPOINTED else {})
         with torch.no_grad():
-            accs = []
-            for Xt, lt, _ in tests:
-                F2 = merged(Xt)
-                accs.append((F2.argmax(-1) == tree.ancestor(lt, 0)).double().mean(-1))
+            accs = hard_accs()["hard_acc"]
             y0 = tree.ancestor(tests[0][1], 0).unsqueeze(0).expand(R, -1)
             hard_m = margin(merged(tests[0][0]), y0).mean(-1)
             normal_acc = (merged(normal_X).argmax(-1) == tree.ancestor(normal_leaf, 0)).double().mean(-1)
-        out[name] = HierarchyRun(name=name, G=G, hard_acc=torch.stack(accs, -1), normal_acc=normal_acc,
-                                 hard_margin=hard_m, purity=purity, leaf_purity=leaf_purity)
+        out[name] = HierarchyRun(name=name, G=G, hard_acc=accs, normal_acc=normal_acc,
+                                 hard_margin=hard_m, purity=purity, leaf_purity=leaf_purity, checkpoints=checkpoints)
     return out
 

@@ -67,6 +67,8 @@ class SweepSizes:
     coarse_replicas: int = 12  # the margin slope over k carries the Poisson noise of the lucky-neuron counts; 8 until
     #                            a seed outside 0-5 sat within noise of its bound at ci (-0.77 ± 0.074); 12,
     #                            not 16: 16 made the ci chapter about 35% slower
+    slope_replicas: int = 96  # coarse replicas at the smallest k: the slope's noisiest end (fewest subclasses to
+    #                           average the lucky-neuron counts over) and, with the largest k, its only lever arm
     fine_replicas: int = 3
     n_test: int = 20  # test samples per subclass, normal and hard
     rhos: tuple[float, ...] = tuple(round(0.025 * i, 3) for i in range(17))  # distractor grid 0 .. 0.4
@@ -119,6 +121,19 @@ class HierarchySizes:
     embed_noise: float = 0.02
     n_test: int = 40  # hard test images per leaf and distractor strength
     rhos: tuple[float, ...] = tuple(round(0.025 * i, 3) for i in range(17))
+    checkpoints: tuple[float, ...] = (5 / 9, 7 / 9)  # Table 6: the 50- and 70-epoch checkpoints of 90 epochs
+    wide: float = 2.0  # the wider network (ResNet-50's analogue): twice the neurons per output
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceConstantsSizes:
+    """Coarse against fine training at one k with the source's threshold sqrt((4 + 2 c0) ln d) (coarse) or
+    sqrt((2 + 2 c0) ln d) (fine) at c0 = 0.1 and its bias divisor ln^5 d; the width keeps n_lucky neurons above the
+    threshold per feature (the Theta's constant), steps as in the sweep."""
+
+    k: int = 8
+    coarse_replicas: int = 12
+    fine_replicas: int = 3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,6 +144,7 @@ class GranularitySizes:
     pruning: PruningSizes = PruningSizes()
     lucky: LuckySizes = LuckySizes()
     hierarchy: HierarchySizes = HierarchySizes()
+    source: SourceConstantsSizes = SourceConstantsSizes()
 
 
 BOOK = GranularitySizes()
@@ -141,11 +157,13 @@ CI = override(
                "oversplit": 2,  # G = 16 instead of 32 heads
                "n_test": 20, "rhos": tuple(round(0.05 * i, 2) for i in range(13))},  # a coarser distractor grid
     lucky={"trials": 50},  # a 10% tolerance needs about 50 initialisations for a clear verdict
+    source={"coarse_replicas": 6, "fine_replicas": 2},  # a second k = 8 pair costs as much as the sweep's
 )
 FULL = override(
     BOOK,
     sweep={"coarse_ks": (4, 8, 16, 32), "fine_ks": (4, 8, 16, 32), "steps": 2000, "fine_steps_per_k": 100,
-           "coarse_replicas": 16, "fine_replicas": 8},  # the notes' full size: k up to 32 (d = 80), more steps, seeds
+           "coarse_replicas": 16, "slope_replicas": 128,
+           "fine_replicas": 8},  # the notes' full size: k up to 32 (d = 80), more steps, seeds
     logtime={"steps": 5000, "replicas": 8},
     pruning={"k": 8, "steps": 600, "replicas": 2},  # a longer exactness check
     lucky={"trials": 2000},  # a tighter Monte Carlo
@@ -168,6 +186,10 @@ INAT_RESNET34 = {
     "CLIP+kMeans whole dataset": [(22, 5.52, 0.015), (44, 5.42, 0.047), (88, 5.45, 0.049), (352, 5.46, 0.019),
                                   (1408, 5.60, 0.029), (2816, 5.50, 0.029), (5632, 5.47, 0.029)],
 }
+# Table 6: the manual hierarchy from the 70- and 50-epoch backbone checkpoints (G = 13 ... 6485; the 90-epoch row
+# is Table 5's)
+TABLE6 = {"G": (13, 51, 273, 1103, 4884, 6485), "70": (5.43, 5.08, 4.86, 4.82, 4.83, 4.85),
+          "50": (5.53, 5.2, 4.90, 4.9, 4.91, 4.95)}
 TABLE1_MANUAL = [5.25, 5.40, 5.10, 4.83, 4.79, 4.82, 4.84]  # Table 1 (main text), manual hierarchy row
 TABLE1_RELATIVE_GAIN = 8.76  # "[best improvement over baseline]/[baseline error rate] = 8.76%" (Table 1 caption)
 INAT_RESNET50 = {  # Table 7

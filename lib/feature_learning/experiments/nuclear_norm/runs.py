@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import itertools
 import math
 
+import numpy as np
 import torch
 
 from feature_learning.book.profiles import Run
@@ -331,6 +333,7 @@ class Analogue:
     ood_extra: dict[float, torch.Tensor]  # other OOD gammas -> (L, S)
     stable_rank: torch.Tensor  # (L, S) of the OOD feature matrix
     chance: float
+    init_stable_rank: torch.Tensor | None = None  # (L, S) the same for the untrained featurizers
 
     def index(self, lam: float) -> int:
         return self.lambdas.index(lam)
@@ -352,16 +355,32 @@ class Analogue:
         means = self.stable_rank.mean(1)
         return [float(m) for m in means], bool((means.diff() < 0).all()), strictly_monotone_rate(self.stable_rank.T)
 
+    def stable_rank_falls_up_to(self, largest: float) -> tuple[list[float], bool, tuple[int, int]]:
+        """:meth:`stable_rank_falls` on the lambdas of the grid up to ``largest`` (ERM included)."""
+        keep = [i for i, lam in enumerate(self.lambdas) if lam <= largest]
+        ranks = self.stable_rank[keep]
+        means = ranks.mean(1)
+        return [float(m) for m in means], bool((means.diff() < 0).all()), strictly_monotone_rate(ranks.T)
+
 
 def train_featurizers(xs: torch.Tensor, ys: torch.Tensor, lambdas, classes: int, a: AnalogueSizes,
-                      generator: torch.Generator):
+                      generator: torch.Generator, mixup: float = 0.0, initial: list | None = None):
     """Train featurizer (d_in -> width -> features MLP, ReLU, PyTorch-default init) and linear head with cross
     entropy + lambda sum svdvals(F_batch) (the source's code: unnormalised, on the batch feature matrix), Adam.
     ``xs`` (S, n, d_in) and ``ys`` (S, n): one data set per seed; replicas are (lambda, seed) pairs, trained as one
-    batched program on the same batch indices per seed. Returns (net, head W (R, features, classes), head b)."""
+    batched program on the same batch indices per seed. ``mixup`` > 0: Mixup (Zhang et al.; DomainBed's default
+    alpha 0.2) within each batch, the inputs and their cross entropies mixed with a Beta(mixup, mixup) weight drawn
+    per step and seed and a random pairing of the batch; the penalty is on the mixed batch's features. ``initial``:
+    a list that receives a copy of the untrained featurizer. Returns (net, head W (R, features, classes), head b)."""
     S, n, d_in = xs.shape
     L = len(lambdas)
     net = init_torch_default(L * S, d_in, a.width, d_out=a.features, generator=generator)
+    if initial is not None:
+        initial.append(copy.deepcopy(net))
+    weights = None
+    if mixup > 0:
+        rng = np.random.default_rng(int(torch.randint(0, 2**62, (1,), generator=generator)))
+        weights = torch.tensor(rng.beta(mixup, mixup, size=(a.steps, S)), dtype=torch.float32)
     bound = 1 / math.sqrt(a.features)
     head_w = ((torch.rand(L * S, a.features, classes, generator=generator) * 2 - 1) * bound).requires_grad_()
     head_b = ((torch.rand(L * S, classes, generator=generator) * 2 - 1) * bound).requires_grad_()
@@ -373,10 +392,19 @@ def train_featurizers(xs: torch.Tensor, ys: torch.Tensor, lambdas, classes: int,
         idx = torch.randint(0, n, (S, a.batch), generator=generator)
         xb = torch.gather(x32, 1, idx[..., None].expand(-1, -1, d_in))[seed_of]
         yb = torch.gather(ys, 1, idx)[seed_of]
+        if weights is not None:
+            pair = torch.randperm(a.batch, generator=generator)
+            mix = weights[step][seed_of][:, None]
+            xb = mix[..., None] * xb + (1 - mix[..., None]) * xb[:, pair]
         feats = net(xb)
         logits = torch.bmm(feats, head_w) + head_b[:, None]
-        ce = torch.nn.functional.cross_entropy(logits.reshape(-1, classes), yb.reshape(-1), reduction="none")
-        return (ce.view(L * S, -1).mean(-1) + lam * nuclear_norm(feats)).sum()
+
+        def ce(labels):
+            return torch.nn.functional.cross_entropy(logits.reshape(-1, classes), labels.reshape(-1),
+                                                     reduction="none").view(L * S, -1)
+
+        fit = ce(yb) if weights is None else mix * ce(yb) + (1 - mix) * ce(yb[:, pair])
+        return (fit.mean(-1) + lam * nuclear_norm(feats)).sum()
 
     train([*net.parameters(), head_w, head_b], loss, OptimConfig(steps=a.steps, lr=a.lr, warmup=0, betas=(0.9, 0.999)),
           progress=False)
@@ -393,24 +421,30 @@ def evaluate(net, head_w, head_b, x: torch.Tensor, y: torch.Tensor, L: int, S: i
         return acc.view(L, S).to(DTYPE), stable_rank(feats.to(DTYPE)).view(L, S)
 
 
-def domain_analogue(size: NuclearSizes, run: Run, which: str) -> Analogue:
+def domain_analogue(size: NuclearSizes, run: Run, which: str, *, lambdas=None, classes: int | None = None,
+                    mixup: float = 0.0) -> Analogue:
     """``which`` = "synthetic" (E6-S: class codes, orthogonal + tanh mixer, two training domains gamma = 0.35, 0.25,
     ID test 0.3, OOD tests ``ood_gammas``) or "digits" (E6-B: the bundled digits split into two training domains
-    and an OOD test set, each with an environmental block of u class-coded coordinates)."""
+    and an OOD test set, each with an environmental block of u class-coded coordinates). ``lambdas`` (default: the
+    sizes' grid), ``classes`` (the synthetic task's class count; default: the sizes') and ``mixup`` (the Beta
+    parameter of Mixup training, 0: ERM) vary the training; the data of a seed depend only on ``which`` and
+    ``classes``, so the runs of one task share them."""
     a = size.analogue
-    S, L = a.seeds, len(a.lambdas)
+    lambdas = tuple(a.lambdas if lambdas is None else lambdas)
+    n_classes = a.classes if classes is None else classes
+    S, L = a.seeds, len(lambdas)
     train_x, train_y, id_x, id_y, ood = [], [], [], [], {g: ([], []) for g in a.ood_gammas}
     for seed in range(S):
-        g = run.generator(f"{which}_data", seed)
+        g = run.generator(f"{which}_data" if n_classes == a.classes else f"{which}_{n_classes}_data", seed)
         if which == "synthetic":
-            task = ClassCodeDomains.draw(a.classes, a.r, a.u, g)
+            task = ClassCodeDomains.draw(n_classes, a.r, a.u, g)
             parts = [task.sample(a.n_per_domain, gam, g) for gam in a.train_gammas]
             xi, yi = task.sample(a.n_test, a.id_gamma, g)
             for gam in a.ood_gammas:
                 xo, yo = task.sample(a.n_test, gam, g)
                 ood[gam][0].append(xo)
                 ood[gam][1].append(yo)
-            classes = a.classes
+            classes = n_classes
         else:
             digits, labels = load_digits(DTYPE)
             classes = int(labels.max()) + 1
@@ -429,13 +463,16 @@ def domain_analogue(size: NuclearSizes, run: Run, which: str) -> Analogue:
         train_y.append(torch.cat([p[1] for p in parts]))
         id_x.append(xi)
         id_y.append(yi)
-    net, hw, hb = train_featurizers(torch.stack(train_x), torch.stack(train_y), a.lambdas, classes, a,
-                                    run.generator(f"{which}_train"))
+    variant = ("" if n_classes == a.classes else f"_{n_classes}") + ("_mixup" if mixup else "")
+    initial = []
+    net, hw, hb = train_featurizers(torch.stack(train_x), torch.stack(train_y), lambdas, classes, a,
+                                    run.generator(f"{which}{variant}_train"), mixup=mixup, initial=initial)
     id_acc, _ = evaluate(net, hw, hb, torch.stack(id_x), torch.stack(id_y), L, S)
     results = {gam: evaluate(net, hw, hb, torch.stack(xs), torch.stack(ys), L, S) for gam, (xs, ys) in ood.items()}
     head = a.ood_gammas[0]
-    return Analogue(which, a.lambdas, id_acc, results[head][0], {gam: res[0] for gam, res in results.items()},
-                    results[head][1], 1 / classes)
+    _, init_rank = evaluate(initial[0], hw, hb, torch.stack(ood[head][0]), torch.stack(ood[head][1]), L, S)
+    return Analogue(which + variant, lambdas, id_acc, results[head][0], {gam: res[0] for gam, res in results.items()},
+                    results[head][1], 1 / classes, init_rank)
 
 
 def stable_rank_scaling(generator: torch.Generator) -> tuple[float, float]:

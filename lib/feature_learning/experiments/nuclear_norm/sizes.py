@@ -82,6 +82,9 @@ class AnalogueSizes:
     steps: int = 1000
     lambdas: tuple[float, ...] = (0.0, 0.003, 0.01, 0.03, 0.06, 0.3)
     seeds: int = 6
+    mixup_alpha: float = 0.2  # DomainBed's default; Mixup and Mixup-NU run on the synthetic task at lambda 0, 0.01
+    class_counts: tuple[int, ...] = (3, 5, 10)  # the synthetic task's classes for Fig. 6.5 (3), ERM (lambda = 0)
+    source_largest_lambda: float = 10**-1.5  # the top of the source's search range 10^U(-2.5, -1.5)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,11 +17,13 @@ from feature_learning.data.xor import simple_plus_complex_data, skewed_xor_data,
 from feature_learning.experiments.simplicity_bias.sizes import (
     DOMINO,
     DOMINO_DTYPE,
+    DOMINO_NOTES_MU,
     DT,
     FOUR_NEURON_DIRECTIONS,
     FOUR_NEURON_INITS,
     LEMMA_INIT_SCALE,
     MID_FRACTION,
+    PROBE_C,
     PROBES,
     SKEW_ANGLES,
     SKEW_CLEAN_EXTREMA,
@@ -481,24 +483,29 @@ class DominoResult:
     log_ratio_end_se: float  # the standard error of ln(ratio at the end) over the training sets
     scale_growth: PairedDifference  # ln(ratio at the end) - ln(ratio at epoch 0), small init
     peak_epoch: int  # the argmax of the mean C = 1000 curve (shown, not tested)
+    coin_accuracy: torch.Tensor | None = None  # C = 1000 probe for the OOD coin (the simple label), (C, R)
+    mu_simple: float = DOMINO["mu_simple"]
     seconds: float = 0.0
 
 
-def domino_probe_run(size: DominoSizes, run: Run) -> DominoResult:
+def domino_probe_run(size: DominoSizes, run: Run, mu_simple: float | None = None) -> DominoResult:
     """``seeds`` training sets, each trained from a small (x 2^-7) and a standard PyTorch init in one batch by
     full-batch GD; at each checkpoint, logistic probes (C = 1000 and unpenalised) on the RMS-normalised hidden
     features of an OOD set drawn for each training set (``n_fit`` points to fit, ``n_eval`` to score). The drop is
     compared at fixed epochs chosen in advance: a quarter of training against the end, as the source compares epoch
-    64 with epoch 256."""
+    64 with epoch 256. ``mu_simple`` replaces the simple feature's strength (the same random draws otherwise, so
+    runs at two strengths are paired by training set). A third probe (C = 1000) reads the OOD
+    coin, the sign of the simple coordinate (source Fig. 8's probe for the MNIST label), at every checkpoint."""
+    data = DOMINO if mu_simple is None else {**DOMINO, "mu_simple": mu_simple}
     ck = list(size.checkpoints)
     mid = size.epochs // MID_FRACTION
     if ck[0] != 0 or ck[-1] != size.epochs or mid not in ck:
         raise ValueError(f"domino checkpoints must contain 0, epochs/{MID_FRACTION} = {mid} and epochs "
                          f"= {size.epochs}; got {ck}")
     dev, S = run.device, size.seeds
-    train_sets = [simple_plus_complex_data(size.n_train, **DOMINO, generator=run.generator("domino_train", s))
+    train_sets = [simple_plus_complex_data(size.n_train, **data, generator=run.generator("domino_train", s))
                   for s in range(S)]
-    ood_sets = [simple_plus_complex_data(size.n_fit + size.n_eval, ood=True, **DOMINO,
+    ood_sets = [simple_plus_complex_data(size.n_fit + size.n_eval, ood=True, **data,
                                          generator=run.generator("domino_ood", s)) for s in range(S)]
     Xd = torch.stack([X for X, _ in train_sets] * 2).to(DOMINO_DTYPE)  # replicas: small-init, then standard
     yd = torch.stack([y for _, y in train_sets] * 2).to(DOMINO_DTYPE)
@@ -517,12 +524,16 @@ def domino_probe_run(size: DominoSizes, run: Run) -> DominoResult:
     Xo, yo, n_fit = Xo.to(dev), yo.to(dev), size.n_fit
     accuracy = {name: torch.zeros(C, R, dtype=DT) for name in PROBES}
     rms = {name: torch.zeros(C, R, dtype=DT) for name in PROBES}
+    coin = torch.sign(Xo[..., 0])  # the OOD coin: the noise (sd 0.05) never flips the sign of +-mu_simple
+    coin_accuracy = torch.zeros(C, R, dtype=DT)
     for c in range(C):  # one checkpoint at a time: the features of every replica, (R, n_fit + n_eval, m)
         features = _bias_free(hist["W"][c].to(dev, DT), hist["a"][c].to(dev, DT)).features(Xo)
         F_fit, F_eval = rms_normalize(features[:, :n_fit], features[:, n_fit:])
         for name, penalty in PROBES.items():
             res = logistic_probe(F_fit, yo[:, :n_fit], F_eval, yo[:, n_fit:], penalty, iterations=30)
             accuracy[name][c], rms[name][c] = res["accuracy"].cpu(), res["rms"].cpu()
+        coin_accuracy[c] = logistic_probe(F_fit, coin[:, :n_fit], F_eval, coin[:, n_fit:], PROBE_C,
+                                          iterations=30)["accuracy"].cpu()
     W = hist["W"].to(DT)
     share = W[..., 0].pow(2).sum(-1) / W.pow(2).sum((-1, -2))
     i0, im = 0, ck.index(mid)
@@ -544,7 +555,17 @@ def domino_probe_run(size: DominoSizes, run: Run) -> DominoResult:
         rms_ratio=ratio, rms_ratio_end=float(ratio[-1].log().mean().exp()),
         log_ratio_end_se=float(mean_se(ratio[-1].log().double().cpu().numpy())[1]),
         scale_growth=paired_difference(ratio[-1].log(), ratio[0].log()),
-        peak_epoch=ck[int(reg[:, small].mean(1).argmax())])
+        peak_epoch=ck[int(reg[:, small].mean(1).argmax())], coin_accuracy=coin_accuracy,
+        mu_simple=data["mu_simple"])
+
+
+def domino_notes_run(size: DominoSizes, run: Run) -> DominoResult:
+    """:func:`domino_probe_run` at the extraction notes' pre-registered simple-feature strength ``DOMINO_NOTES_MU``
+    on the first ``notes_seeds`` training sets (the same random draws as the main run's), probed at
+    epochs 0, a quarter of training and the end only: the epochs its claims compare."""
+    ck = (0, size.epochs // MID_FRACTION, size.epochs)
+    return domino_probe_run(dataclasses.replace(size, seeds=size.notes_seeds, checkpoints=ck), run,
+                            mu_simple=DOMINO_NOTES_MU)
 
 
 # -- the diagnosis of the `full` run's early checkpoint (stored output, read for the chapter's full-run section) ------
