@@ -32,7 +32,8 @@ def test_sizes_validate_k_and_p_to_the_tested_range():
 
 def test_profiles_differ_from_book_only_where_they_say():
     changed = {path for path, _ in differences(ex.SIZES)}
-    assert "margin.seeds" in changed and "split.steps" in changed
+    assert "margin.control_seeds" in changed and "split.steps" in changed
+    assert ex.CI.margin.control_seeds == 1 and ex.BOOK.margin.control_seeds == ex.BOOK.margin.seeds == 3
     assert "margin.k" in changed  # full only
     assert ex.CI.margin.k == ex.BOOK.margin.k and ex.CI.grok == ex.BOOK.grok
 
@@ -131,7 +132,7 @@ def test_margin_run_summary_on_a_small_recipe(monkeypatch):
         result.neurons.summary.frequency[result.neurons.active], minlength=3))
 
 
-def test_grokking_glue_spells_out_infinite_median_delays():
+def test_grokking_glue_spells_out_censored_median_delays():
     inf = float("inf")
     trained = types.SimpleNamespace(history={"step": torch.tensor([0, 10, 20])})
 
@@ -143,10 +144,27 @@ def test_grokking_glue_spells_out_infinite_median_delays():
             4: run(4, [inf, inf, 10.0], [20.0, 30.0, 20.0])}
     attention = types.SimpleNamespace(k=3, p=5, conc_trained=torch.ones(2, 2), conc_initial=torch.ones(2, 2) / 4)
     out = ex.grokking_glue(grok, attention)
-    assert out["delay_text_k2"] == "60 steps" and out["delay_median_k2"] == 60
-    assert out["delay_text_k3"].startswith("unbounded") and out["delay_median_k3"] == inf
-    assert out["delay_text_k4"].startswith("negative") and out["delay_median_k4"] == -inf
+    assert out["delay_text_k2"] == "60 steps" and out["delay_median_k2"] == 60 and out["ratio_text_k2"] == "4.0"
+    # k=3: two replicas never generalise within the 20 steps: delays at least 20 - 10, so the median is at least 10
+    assert out["delay_text_k3"].startswith("at least 10 steps") and math.isnan(out["delay_median_k3"])
+    # k=4: two never fit: delays at most 20 - 20 and 30 - 20, the third 10: the median lies in [-inf, 10]
+    assert out["delay_text_k4"].startswith("at most 10 steps") and out["ratio_text_k4"] == "0.0 to 1.5"
     assert out["fit_k4"] == "never, never, 10" and out["log_interval"] == 10 and out["seeds_k3"] == 3
+
+
+def test_censored_bounds_count_every_replica():
+    inf = float("inf")
+    trained = types.SimpleNamespace(history={"step": torch.tensor([0, 50, 100])})
+    g = ex.GrokRun(2, 5, None, trained, fit=torch.tensor([90.0, 72.0, inf, inf, 100.0], dtype=torch.float64),
+                   generalise=torch.tensor([450.0, 72.0, 300.0, inf, inf], dtype=torch.float64))
+    lo, hi = g.delay_bounds
+    assert lo.tolist() == [360.0, 0.0, -inf, -inf, 0.0] and hi.tolist() == [360.0, 0.0, 200.0, inf, inf]
+    assert not (lo.isnan().any() or hi.isnan().any())
+    assert g.median_bounds(g.delay_bounds) == (0.0, 360.0)
+    assert g.median_bounds(g.fit_bounds) == (100.0, 100.0) and g.median_measured  # 3 of 5 fit
+    assert ex.bounds_text(0.0, 360.0) == "0 to 360" and ex.bounds_text(-inf, inf) == "unbounded"
+    g.fit[0] = inf
+    assert not g.median_measured and g.median_bounds(g.fit_bounds) == (100.0, inf)
 
 
 def test_median_lag_ratio_carries_a_bootstrap_se_and_the_no_grokking_null():
@@ -219,16 +237,19 @@ def _full_like_sweep():
 
 def test_transformer_claims_cannot_pass_on_replicas_that_never_learned():
     ledger = _ledger()
-    ex.record_transformer_claims(ledger, _full_like_sweep(), _attention(4), steps=100)
+    ex.record_transformer_claims(ledger, _full_like_sweep(), _attention(4))
     claims = {c.id: c for c in ledger.claims}
     for cid in ("grokking_weaker_at_k4", "grokking_weaker_at_k4_two", "grokking_monotone_in_k", "transformers_fit",
-                "fit_steps_grow_with_k", "transformer_concentration", "transformer_concentration_5"):
+                "fit_steps_grow_with_k", "transformer_concentration", "transformer_concentration_5",
+                "grokking_present_every_k"):
         assert not claims[cid].ok, cid
-    assert claims["grokking_weaker_at_k4"].trained == (3, 9) and "k=4: nan" in claims["grokking_weaker_at_k4"].measured
+    assert claims["grokking_weaker_at_k4"].trained == (1, 3)  # medians measured at k=2 only
+    assert "k=4: unbounded" in claims["grokking_weaker_at_k4"].measured
     assert "k=5" not in claims["grokking_weaker_at_k4"].measured
     assert claims["transformer_concentration"].trained == (0, 3)
-    assert claims["grokking_present_every_k"].trained == (5, 12)  # not testable, but never measured on a nan quietly
-    assert claims["grokking_present_every_k"].measured == "nan"
+    assert claims["grokking_present_every_k"].trained == (2, 4)  # k=5: two of three fit
+    assert claims["grokking_present_every_k"].measured == 0.0  # the lower bound where no replica fits
+    assert not claims["transformers_fit_all"].passed
 
 
 def test_grokking_present_k2_fails_when_a_replica_never_fits():
@@ -236,18 +257,22 @@ def test_grokking_present_k2_fails_when_a_replica_never_fits():
     grok = {2: _grok_run(2, [10.0, 10.0, inf], [50.0, 60.0, 70.0]), 3: _delays(3, [5, 6, 7]),
             4: _delays(4, [1, 2, 3])}
     ledger = _ledger()
-    ex.record_transformer_claims(ledger, grok, _attention(3), steps=100)
+    ex.record_transformer_claims(ledger, grok, _attention(3))
     claims = {c.id: c for c in ledger.claims}
     assert not claims["grokking_present_k2"].ok and claims["grokking_present_k2"].trained == (2, 3)
     assert claims["grokking_present_k2"].measured == "nan"
-    assert not claims["grokking_weaker_at_k4"].ok and not claims["transformers_fit"].ok
+    # the censored medians: two of three k=2 replicas fit, and the third (never fits, generalises at step 70 of 100)
+    # has a delay of at most -30: counted, not dropped
+    assert claims["transformers_fit"].ok and claims["grokking_weaker_at_k4"].ok
+    assert claims["grokking_weaker_at_k4"].trained == (3, 3) and "k=2: 40" in claims["grokking_weaker_at_k4"].measured
+    assert not claims["transformers_fit_all"].passed and claims["transformers_fit_all"].ok  # declared inconclusive
 
 
 def test_transformer_claims_pass_on_a_sweep_that_learned():
     grok = {2: _delays(2, [100, 200, 300]), 3: _grok_run(3, [20.0] * 3, [60.0, 70.0, 80.0]),
             4: _grok_run(4, [30.0] * 3, [30.0, 40.0, 50.0])}
     ledger = _ledger()
-    ex.record_transformer_claims(ledger, grok, _attention(3), steps=100)
+    ex.record_transformer_claims(ledger, grok, _attention(3))
     claims = {c.id: c for c in ledger.claims}
     for cid in ("grokking_present_k2", "grokking_weaker_at_k4", "grokking_monotone_in_k", "transformers_fit",
                 "fit_steps_grow_with_k", "transformer_concentration"):
@@ -292,3 +317,44 @@ def test_mean_log_lag_ratio_counts_never_generalising_replicas_at_the_last_step(
     logs = torch.tensor([2.0, 4.0, 10.0], dtype=torch.float64).log()
     assert est.value == pytest.approx(float(logs.mean())) and est.se == pytest.approx(float(logs.std()) / 3**0.5)
     assert est.null.value == 0.0
+
+
+def test_full_trains_the_source_transformer_recipe_and_every_k_is_declared_for_it():
+    assert ex.grok_recipe(ex.CI.grok) == ex.transformer_recipe(ex.CI.grok.steps)
+    source = ex.grok_recipe(ex.FULL.grok)
+    assert (source.lr, source.weight_decay, source.steps) == (1e-3, 1e-3, ex.FULL.grok.steps)
+    with pytest.raises(ValueError, match="recipe"):
+        ex.grok_recipe(ex.GrokSizes(recipe="other"))
+    ledger = _ledger()
+    grok = {2: _delays(2, [100, 200, 300]), 3: _grok_run(3, [20.0] * 3, [20.0, 30.0, 20.0]),
+            4: _grok_run(4, [30.0] * 3, [30.0, 40.0, 50.0])}
+    ex.record_transformer_claims(ledger, grok, _attention(3))
+    every_k = {c.id: c for c in ledger.claims}["grokking_present_every_k"]
+    assert every_k.source_scale_only and every_k.status == "not reproduced below the source's scale"
+    assert every_k.null_model is not None and every_k.not_testable is None
+
+
+def test_frequency_balance_counts_the_seeds_networks_together():
+    def stats(counts):
+        counts = torch.tensor([0, *counts])
+        return types.SimpleNamespace(sparse=None, summary=types.SimpleNamespace(
+            frequency_counts=lambda p, mask: counts))
+
+    run = ex.MarginRun(3, 5, None, None, torch.zeros(2, 2), stats([4, 2]), torch.zeros(3), stats([0, 0]),
+                       [stats([4, 2]), stats([2, 4]), stats([3, 3])])
+    assert run.balance_sparse() == 0.0  # (9, 9) together, though each network alone is off by a third
+    run.replica_neurons = [stats([4, 2]), stats([3, 3])]
+    assert run.balance_sparse() == pytest.approx(1 / 6)  # (7, 5) against 6
+    run.replica_neurons = [stats([0, 0])]
+    assert run.balance_sparse() == 1.0
+
+
+@pytest.mark.parametrize("k,p", [(2, 5), (3, 7)])
+def test_grid_logits_are_the_network_on_every_input_in_order(k, p):
+    from feature_learning.data.modular import all_tuples
+
+    net = init_poly_net(k, p, 6, replicas=2, generator=torch.Generator().manual_seed(0))
+    assert torch.allclose(net.grid(), net(all_tuples(k, p)), rtol=1e-12, atol=1e-15)
+    data = modular_addition(k, p)
+    assert torch.allclose(ex.regularized_objective(net, None, data.labels, 1e-3),
+                          ex.regularized_objective(net, data.inputs, data.labels, 1e-3), rtol=1e-12)

