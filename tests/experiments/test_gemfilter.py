@@ -222,7 +222,10 @@ def test_full_run_values_read_the_stored_record_not_the_sizes():
     record = {"ledger": {"claims": [{"id": "filter_layer_peak", "measured": "[0.5329, 0.146, 0.3849]"}]}}
     values = experiment.full_run_values(record)
     assert values == {"full_layer_accs": "0.53, 0.15, 0.38", "full_layers": "3",
-                      "full_train_steps": "a number of steps that the stored record does not keep"}
+                      "full_train_steps": "a number of steps that the stored record does not keep",
+                      "full_statuses": "* no claims stored"}
+    record["ledger"]["claims"][0]["status"] = "FAIL: within noise of its bound"
+    assert experiment.full_run_values(record)["full_statuses"] == "* FAIL: within noise of its bound: 1"
     assert experiment.full_run_values(None)["full_layer_accs"] == "not stored"
     stored = experiment.training_record(8000, None, 8000)
     record["ledger"]["claims"].append({"id": experiment.TRAINING_CLAIM, "measured": stored})

@@ -59,6 +59,7 @@ from feature_learning.experiments.gemfilter.runs import (  # noqa: F401
     layer_bytes,
     localise_by_layer,
     locate,
+    memory_comparison,
     new_model,
     one_run_extra,
     probe_set,

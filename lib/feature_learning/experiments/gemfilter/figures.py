@@ -51,7 +51,10 @@ def layers_figure(model: RopeDecoder, probe: Probe, loc: Localisation, k: int):
     draw_panel(axes[2], Panel([Curve(layers, loc.points, "last row points at needle (ask-last)", "o-"),
                                Curve(layers, loc.points_key_last, "same, key-last layout", "s--"),
                                Curve(layers, loc.kept, f"needle kept in top-{k} (ask-last)", "^:")],
-                              xlabel="layer r", ylabel="fraction of prompts", ylim=(0, 1.05), ticks_at_x=True))
+                              xlabel="layer r", ylabel="fraction of prompts", ylim=(0, 1.05), ticks_at_x=True,
+                              legend=None))
+    # the legend goes below the panel: inside it would cover the points of the early layers
+    axes[2].legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize="small", frameon=False)
     fig.tight_layout()
     return fig
 

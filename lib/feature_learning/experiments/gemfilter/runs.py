@@ -699,7 +699,8 @@ def _stored_value(value):
 def full_run_values(record: dict | None) -> dict[str, str]:
     """What the chapter's full-run section quotes from the stored ``full`` run (``results/full/gemfilter.json``) beyond
     the claims' printed values: the accuracy at each filter layer behind ``filter_layer_peak`` (two decimals, layer
-    1 first), the number of layers, and how long the run trained, read from the record (``training_converged``'s
+    1 first), the number of layers, the claims' statuses with their counts (a Markdown list), and how long the run
+    trained, read from the record (``training_converged``'s
     stored value), never from the present sizes: a record that predates that claim says so."""
     claims = {c["id"]: c for c in ((record or {}).get("ledger") or {}).get("claims", [])}
     accuracies = _stored_value(claims.get("filter_layer_peak", {}).get("measured"))
@@ -710,8 +711,19 @@ def full_run_values(record: dict | None) -> dict[str, str]:
                  + ("never answered)" if answered == "never" else f"answered at step {answered:,})"))
     else:
         steps = "a number of steps that the stored record does not keep"
+    counts = collections.Counter(c["status"] for c in claims.values() if c.get("status"))
+    statuses = "\n".join(f"* {status}: {count}" for status, count in counts.most_common()) or "* no claims stored"
     return {"full_layer_accs": ", ".join(f"{a:.2f}" for a in accuracies) if accuracies else "not stored",
-            "full_layers": str(len(accuracies)) if accuracies else "?", "full_train_steps": steps}
+            "full_layers": str(len(accuracies)) if accuracies else "?", "full_train_steps": steps,
+            "full_statuses": statuses}
+
+
+def memory_comparison(saving: float, other: str) -> str:
+    """A memory saving against ``other`` as words: "30% less memory than SnapKV"; a negative saving is more memory
+    ("30% more memory than SnapKV"), never a negative percentage."""
+    if round(100 * saving) == 0:
+        return f"as much memory as {other}"
+    return f"{abs(saving):.0%} {'less' if saving > 0 else 'more'} memory than {other}"
 
 
 def plain_relation(text: str) -> str:

@@ -19,8 +19,8 @@ SOURCE_MAP = [
          "attention in the prompt phase; KV caches $2mh(n+t)d$ and $2mh(k+t)d$",
          claims=["memory_order", "kv_sizes_exact"],
          note="verified as the cost model's arithmetic (memory_order, SymPy); the bytes the caches keep allocated "
-         "(their storages) are the KV terms at every timing length (kv_sizes_exact); the prompt-phase peak, "
-         "measured, is under fig_9_3_memory"),
+         "(their storages) are the KV terms at every timing length (kv_sizes_exact); the prompt-phase peak is "
+         "measured by prompt_memory_measured (Fig. 9.3's row)"),
     dict(id="thm_9_3_typo", where="Thm 9.3 table, App. G.3", printed="standard attention's prompt memory $mw + 2mhd$",
          claims=["memory_typo"],
          correct="it lacks the factor $n$; taken literally, standard attention needs less memory than SnapKV"),
@@ -28,7 +28,13 @@ SOURCE_MAP = [
          "$w/hd + 2n : w/hd + 4k : w/hd + 4k$", claims=["case_study"]),
     dict(id="listing_g_4_1", where="App. G.4.1", printed="the PyTorch listing of GemFilter",
          claims=["listing_as_printed"], correct="torch.sort(...).indices keeps the first $k$ tokens (.values is "
-         "meant); kernel= is not avg_pool1d's keyword"),
+         "meant); kernel= is not avg_pool1d's keyword, and avg_pool1d takes two or three dimensions, not the 4-D "
+         "tensor it is given"),
+    dict(id="app_g_4_2_pooling", where="App. G.4.2", printed="maximum pooling of the scores",
+         correct="the listing of App. G.4.1 and the authors' code use average pooling"),
+    dict(id="alg_2_subscript", where="Algorithm 2, line 6", printed=r"$Q^{(r)}_n K^{(r)\top}_n$",
+         correct=r"the whole key matrix $K^{(r)}$, as the text around it says: with the subscript $n$ the product "
+         "is one number"),
     dict(id="fig_9_1", where="Fig. 9.1", what="100 of 108,172 tokens kept (over 1000x) and the answer is right",
          not_testable="a 1000x compression needs a model that reads a prompt of 100K tokens (LLaMA 3.1 8B's 128K "
          "context); our decoder is trained on haystacks of at most 64 tokens (128 at full) and its accuracy "
