@@ -474,8 +474,8 @@ def test_a_chapter_pastes_its_stored_full_run_from_the_ledger(tmp_path):
     first = led["claims"][0]["id"]
     assert glue["full_run"].startswith("Stored run of ") and "NVIDIA H100 80GB HBM3" in glue["full_run"]
     assert "203 s, 3.1 GB of GPU memory at most" in glue["full_run"]
-    assert "Its 6 claims: " in glue["full_run"] and "1 FAIL;" in glue["full_run"]
-    assert glue["full_run"].endswith(f"failing: `{first}`.")
+    assert "Its 6 claims by status: " in glue["full_run"] and "; 1 FAIL." in glue["full_run"]
+    assert glue["full_run"].endswith(f"Failing: `{first}`.")
     assert glue["full_failed"] == first and glue[f"full_{first}"] == "0.7079" and glue[f"full_{first}_status"] == "FAIL"
     assert "Stopped unfinished: at the 9-minute limit" in full_run_glue(stored_full_run("slow", tmp_path))["full_run"]
     assert stored_full_run("absent", tmp_path) is None
@@ -764,3 +764,9 @@ def test_a_relation_written_with_tex_or_unicode_letters_is_the_same_test():
     assert test_form({"relation": r"$\theta \ge 1$"}) != test_form({"relation": r"$\beta \ge 1$"})
     assert test_form({"relation": "x -> oo"}) == test_form({"relation": r"$x \to \infty$"})
     assert "ood_rise" in test_form({"relation": "r", "revised": "ood_rise_mu_03 moved"})[1]
+
+
+def test_a_code_span_in_a_claim_text_is_set_as_code():
+    from feature_learning.book.claims import _text
+
+    assert _text("the claim `x_1` at `ci`, $a < b$") == "the claim <code>x_1</code> at <code>ci</code>, \\(a &lt; b\\)"

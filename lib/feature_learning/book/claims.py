@@ -260,9 +260,13 @@ def inline_math(text: str) -> str:
     return _INLINE_MATH.sub(lambda m: f"\\({m.group(1)}\\)", text)
 
 
+_INLINE_CODE = re.compile(r"`([^`$\n]+)`")
+
+
 def _text(value: Any) -> str:
-    """A claim's or source result's text as HTML: escaped, its ``$...$`` math handed to MathJax."""
-    return inline_math(html.escape(str(value)))
+    """A claim's or source result's text as HTML: escaped, its ``$...$`` math handed to MathJax and its Markdown
+    ``code`` spans (a claim id, a profile) set as code."""
+    return inline_math(_INLINE_CODE.sub(r"<code>\1</code>", html.escape(str(value))))
 
 
 def math_of(text: str) -> str | None:
@@ -432,12 +436,12 @@ def full_run_glue(run: dict | None) -> dict[str, str]:
     claims = ledger.get("claims", [])
     by_status = collections.Counter(c["status"] for c in claims)
     order = [*ACCEPTED, *sorted(set(by_status) - set(ACCEPTED))]
-    counts = ", ".join(f"{by_status[s]} {s}" for s in order if s in by_status)
+    counts = "; ".join(f"{by_status[s]} {s}" for s in order if s in by_status)  # statuses may hold commas
     failed = [c["id"] for c in claims if c["status"] not in ACCEPTED]
     marked = ", ".join(f"`{cid}`" for cid in failed) if failed else "none"
     read = f" Its ledger was not saved; the statuses and values are read from {ledger['read_from']}." \
         if ledger.get("read_from") else ""
-    out |= {"full_run": head + f"Its {len(claims)} claims: {counts}; failing: {marked}.{read}",
+    out |= {"full_run": head + f"Its {len(claims)} claims by status: {counts}. Failing: {marked}.{read}",
             "full_counts": counts, "full_failed": ", ".join(failed) if failed else "none"}
     for c in claims:
         out[f"full_{c['id']}"] = format_value(c.get("measured"))
