@@ -133,7 +133,7 @@ def training_target(model: MultiTaskLinear, W_start: torch.Tensor, W_final: torc
         losses = []
         for W in (W_start, W_final, W_opt):
             generator.set_state(state)
-            losses.append(contrastive_loss(model, W.expand_as(W_final), tasks, generator).cpu())
+            losses.append(contrastive_loss(model, W.to(W_final.device).expand_as(W_final), tasks, generator).cpu())
     return TrainingTarget(*losses)
 
 
