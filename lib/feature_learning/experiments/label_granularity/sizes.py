@@ -155,8 +155,7 @@ class GranularitySizes:
 BOOK = GranularitySizes()
 CI = override(
     BOOK,
-    sweep={"fine_ks": (4, 8),  # fine k = 16 has 32 heads of ~350 neurons at d = 48 for 640 steps: minutes
-           "slope_replicas": 40},  # about the slope's se of 96 at k = 4 and 12 at k = 16 (lever_replicas above)
+    sweep={"fine_ks": (4, 8)},  # fine k = 16 has 32 heads of ~350 neurons at d = 48 for 640 steps: minutes
     logtime={"steps": 600},  # the slope is fitted on [T/4, T]: 600 steps already reach F ~ 4.5
     pruning={"steps": 100},  # the unpruned network has 2 x 2222 neurons in float64
     hierarchy={"steps": 100,  # fewer steps: the eight label functions cost as much as the sweep otherwise
