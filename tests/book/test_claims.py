@@ -691,6 +691,37 @@ def test_the_stored_sweep_grades_each_seed_and_contradicts_declarations():
         led.at_least("x", "s", "w", kind=R, measured=1, bound=0, null=CHANCE, other_runs=(1, 2))
 
 
+def test_an_inconclusive_result_counts_the_seeds_where_its_tests_pass():
+    """A claim declared inconclusive is graded so at every seed; its result's seed rate counts the seeds at which
+    the carrying claims' tests passed clear of noise, not the seeds graded as holding (that would read 0 of n)."""
+    led = ledger()
+    led.at_least("some", "s", "w", kind=R, measured=0.9, bound=0.8, null=CHANCE, inconclusive="varies")
+    led.source("a", "Fig 1", "x", ["some"])
+    inc = STATUS_INCONCLUSIVE
+    led.attach_stored(sweep=_sweep({"some": (R, [inc] * 6, [True] * 5 + [False])}))
+    (entry,) = led.to_json()["sources"]
+    assert entry["statuses"]["seeds"] == {"status": "inconclusive", "rate": [5, 6], "profile": "ci"}
+    assert "its test passes at 5 of 6 seeds" in source_map_html(led.to_json())
+    led.at_least("firm", "s", "w", kind=R, measured=0.9, bound=0.8, null=CHANCE)
+    led.source("b", "Fig 2", "y", ["firm", "some"])
+    assert "1 of its 2 claims inconclusive" in source_map_html(led.to_json())
+
+
+def test_the_source_map_says_analogue_and_states_a_crashed_full_run_once():
+    """A result reproduced at the source's scale on an analogue says so in its verdict cell; why the stored full
+    record grades nothing (it crashed before its ledger) is said once above the table, not in every row."""
+    led = ledger()
+    for cid in ("r", "q", "p"):
+        led.at_least(cid, "s", "w", kind=R, measured=0.95, bound=0.9, null=CHANCE)
+        led.source(f"fig_{cid}", "Fig 1", "x", [cid], analogue="a toy")
+    claims = led.to_json(graded=False)["claims"]
+    led.attach_stored(full=_full_record(claims))
+    assert source_map_html(led.to_json()).count("on an analogue (see the result") == 3
+    led.attach_stored(full=_full_record(None, error="CUDA out of memory") | {"ledger": None})
+    html = source_map_html(led.to_json())
+    assert html.count("CUDA out of memory") == 1 and html.count("not graded: see above the table") == 3
+
+
 def test_no_claim_passes_on_models_that_never_learned():
     led = ledger()
     claim = led.at_least("late", "s", "w", kind=R, measured=0.99, bound=0.9, null=CHANCE, trained=(2, 3))
@@ -722,3 +753,14 @@ def test_entry_status_rules():
     assert entry_status({"claims": ["p"], "analogue": "toy"}, claims) == "reproduced on an analogue"
     assert entry_status({"claims": [], "not_attempted": "why"}, claims) == "not attempted"
     assert entry_status({"claims": [], "not_testable": "why"}, claims) == "not testable here"
+
+
+def test_a_relation_written_with_tex_or_unicode_letters_is_the_same_test():
+    """A stored full record whose relation printed η where the claim now writes \\eta grades the claim (the numbers
+    and the markup are not the test); another letter is another test."""
+    from feature_learning.book.status import test_form
+
+    assert test_form({"relation": r"$|\eta - 0.5| \le 0.1$"}) == test_form({"relation": "|η − 0.3| ≤ 0.2"})
+    assert test_form({"relation": r"$\theta \ge 1$"}) != test_form({"relation": r"$\beta \ge 1$"})
+    assert test_form({"relation": "x -> oo"}) == test_form({"relation": r"$x \to \infty$"})
+    assert "ood_rise" in test_form({"relation": "r", "revised": "ood_rise_mu_03 moved"})[1]

@@ -4,6 +4,7 @@ import math
 
 import torch
 
+from feature_learning.book.claims import STATUS_UNTRAINED, ClaimLedger
 from feature_learning.book.profiles import override, start_run
 from feature_learning.data.multitask_linear import MultiTaskLinear
 from feature_learning.experiments import contrastive as ex
@@ -119,3 +120,42 @@ def test_nonlinear_tradeoff_is_paired_at_initialisation():
     # untrained encoders are shared by the pre-training sets: the paired change is exactly 0
     assert torch.equal(nl.change("target"), torch.zeros(4, dtype=torch.float64))
     assert nl.trained() == (0, 4)
+
+
+def test_a_claim_on_runs_that_never_trained_fails():
+    """Experiment 2 with no step taken: no run reaches its training target, and a claim that reads the runs fails
+    however its measurement falls; the same runs trained reach it."""
+    run = start_run("ci", 0, "cpu")
+    untrained = ex.pretrain(override(TINY, pretrain={"steps": 0}), run)
+    assert untrained.trained() == (0, 12)
+    trained = ex.pretrain(TINY, run)
+    assert trained.trained() == (12, 12)
+    ledger = ClaimLedger("contrastive", "test", profile="ci", seed=0)
+    claim = ledger.at_least("weights", "s", "w", kind="verification", measured=1.0, bound=0.0,
+                            trained=untrained.trained())
+    assert claim.passed and claim.status == STATUS_UNTRAINED and not claim.ok
+    assert ledger.at_least("weights_trained", "s", "w", kind="verification", measured=1.0, bound=0.0,
+                           trained=trained.trained()).ok
+    both = ex.runs_trained(trained.trained(), untrained.trained())
+    assert both == (12, 24) and ledger.at_least("both", "s", "w", kind="verification", measured=1.0, bound=0.0,
+                                               trained=both).status == STATUS_UNTRAINED
+
+
+def test_training_targets_count_nan_as_not_reached_and_an_unmoved_optimum_as_reached():
+    nan = torch.tensor([0.01, float("nan")], dtype=torch.float64)
+    target = ex.TrainingTarget(start=torch.tensor([0.7, 0.7]), final=nan, optimum=torch.tensor([0.0, 0.0]))
+    assert target.counts() == (1, 2)
+    at_optimum = ex.TrainingTarget(start=torch.tensor([0.3]), final=torch.tensor([0.3]), optimum=torch.tensor([0.3]))
+    assert at_optimum.counts() == (1, 1)  # fine-tuning with gamma = 0 starts and stays at its optimum
+    half = ex.TrainingTarget(start=torch.tensor([1.0]), final=torch.tensor([0.5]), optimum=torch.tensor([0.0]))
+    assert half.counts() == (0, 1)
+
+
+def test_untrained_fine_tuning_fits_do_not_reach_their_target():
+    model = MultiTaskLinear.draw(2, 4, 2, 3, torch.Generator().manual_seed(4))
+    small = ex.RegularisationSizes(Ts=(2,), ms=(8,), augmentations=3, steps=0, replicas=2, n_test=50, pairs=16)
+    row = ex.regularised_finetune(model, 8, small, torch.Generator().manual_seed(5), 1.0)
+    assert torch.allclose(row.train_loss, torch.full((2, 2), math.log(2), dtype=torch.float64))  # the zero head
+    assert row.trained() == (0, 4)
+    f = ex.finetune(override(TINY, finetune={"steps": 0}), start_run("ci", 0, "cpu"))
+    assert f.trained() == (2, 4)  # two replicas: gamma = 0 is its own optimum; gamma = 0.5 never moved

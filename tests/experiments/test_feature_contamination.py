@@ -90,3 +90,51 @@ def test_regression_extension_and_digits_run_at_a_tiny_size():
     dig = experiment.digits(TINY, r)
     assert dig["relu"].teacher == dig["identity"].teacher  # one split, one teacher for both students
     assert dig["relu"].student["ood"].shape == (TINY.digits.seeds,) and dig["relu"].n_test == 1797 - 300
+
+
+def test_the_training_target_counts_runs_that_halved_their_loss_and_never_a_nan():
+    assert experiment.reached([1.0, 1.0, 1.0, 1.0], [0.5, 0.49, 0.51, float("nan")]) == (2, 4)
+    assert experiment.combined((2, 4), (3, 3)) == (5, 7)
+    history = {"id_hinge": torch.tensor([[1.0, 0.9], [0.2, 0.8]])}  # (T, R)
+    assert experiment.history_reached(history, "id_hinge") == (1, 2)
+
+
+def test_the_authors_recipe_is_full_batch_sgd_with_momentum_on_weights_and_hidden_biases():
+    recipe = experiment.AuthorsRecipe(d_core=3, d_bg=3, d=24, width=8, n=10, iterations=2, seeds=2, n_test=50)
+    assert (recipe.steps, recipe.step_size) == (2, 1e-3)
+    assert np.isclose(dataclasses.replace(recipe, time_scale=2).effective_time, recipe.effective_time)
+    net = experiment.init_authors(recipe, "relu", torch.Generator().manual_seed(0))
+    assert net.W.shape == (2, 8, 6) and net.trained == ("W", "b")
+    assert torch.equal(net.a[0], torch.tensor([1.0] * 4 + [-1.0] * 4) / 8) and bool((net.c != 0).all())
+    zero = experiment.init_authors(recipe, "relu", torch.Generator().manual_seed(0), zero_output_bias=True)
+    assert torch.equal(zero.W, net.W) and torch.equal(zero.b, net.b) and bool((zero.c == 0).all())  # same draws
+    x, y = experiment.training_set(recipe, torch.Generator().manual_seed(1))
+    assert x.shape == (2, 10, 6) and torch.equal(y, torch.tensor([1.0] * 5 + [-1.0] * 5))
+    assert bool((x[..., :3] * y[:, None] >= 0).all()) and bool((x[..., 3:] >= 0).all())  # core y U[0,1], bg U[0,1]
+    # two iterations by hand: v <- 0.9 v + g + wd w; w <- w - lr v (torch.optim.SGD), the loss the mean hinge
+    g = torch.Generator().manual_seed(3)
+    tests = ((x[0], y), (x[0], y))
+    out = experiment.run_authors(recipe, "relu", g, tests)
+    g = torch.Generator().manual_seed(3)
+    net = experiment.init_authors(recipe, "relu", g)
+    x, y = experiment.training_set(recipe, g)
+    params, moment = [net.W, net.b], [torch.zeros_like(net.W), torch.zeros_like(net.b)]
+    for _ in range(2):
+        grads = torch.autograd.grad(hinge(net(x), y).mean(-1).sum(), params)
+        with torch.no_grad():
+            for p, v, gr in zip(params, moment, grads, strict=True):
+                v.mul_(recipe.momentum).add_(gr + recipe.weight_decay * p)
+                p.sub_(recipe.lr * v)
+    with torch.no_grad():
+        assert np.allclose(out.train_loss[1], hinge(net(x), y).mean(-1).numpy(), atol=1e-6)
+    assert out.reached()[1] == 2 and out.id_hinge.shape == (2, 2)
+
+
+def test_the_recipe_table_has_the_papers_the_scripts_and_our_columns():
+    rows = experiment.recipe_table(experiment.CI)
+    assert all(len(r) == 6 for r in rows)
+    by = {r[0]: r for r in rows}
+    assert by["iterations"][1] == "not stated" and by["iterations"][2] == "20000"
+    assert by["momentum"][2] == "0.9" and by["momentum"][3] == "0"
+    assert by["eta t / (1 - momentum)"][2] == by["eta t / (1 - momentum)"][4]  # the rescaled run keeps the time
+    assert experiment.FULL.authors.steps == experiment.AuthorsRecipe().iterations  # full: the script's own recipe

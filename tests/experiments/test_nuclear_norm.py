@@ -107,3 +107,25 @@ def test_mixup_and_class_count_variants_share_the_data_and_measure_the_untrained
         assert a.init_stable_rank.shape == a.stable_rank.shape and (a.init_stable_rank >= 1).all()
     ranks, falls, rate = mix.stable_rank_falls_up_to(0.001)
     assert len(ranks) == 1 and falls and rate == (2, 2)  # one lambda: trivially monotone
+
+
+def test_the_training_target_and_a_claim_on_models_that_never_trained():
+    from feature_learning.book.claims import STATUS_UNTRAINED, ClaimLedger
+
+    assert bool(ex.reached_target(1.0, 0.5, 0.5)) and not bool(ex.reached_target(1.0, 1.0, 1.0))  # never trained
+    assert not bool(ex.reached_target(1.0, 0.3, 0.9))  # rose over the last tenth: oscillating
+    assert bool(ex.target_reached([0, 8, 9, 10], [1.0, 0.6, 0.5, 0.5], 10))
+    assert not bool(ex.target_reached([0], [1.0], 0))  # no step at all
+    assert not bool(ex.target_reached([0, 8, 9, 10], [1.0, 0.3, 0.5, 0.5], 10))  # rising over the last tenth
+    untrained = override(TINY, finite={"steps": 0, "nu_steps": 0}, toy={"steps": 0})
+    run = start_run("ci", 0)
+    fin, toy = ex.finite_sample(untrained, run), ex.toy_2d(untrained, run)
+    assert not any(m.reached for m in fin.methods) and toy.trained() == (0, 4)
+    assert all(m.reached for m in ex.finite_sample(TINY, run).methods)
+    led = ClaimLedger("nuclear_norm", "test", profile="ci", seed=0)
+    l2 = fin.get("ERM-l2")  # untrained: w = 1e-3 everywhere, OOD accuracy 0, so the bound alone would pass
+    claim = led.at_most("fin_l2_ood", "s", "w", kind="verification", measured=l2.ood_accuracy, bound=0.01,
+                        trained=fin.trained(l2))
+    assert l2.ood_accuracy <= 0.01 and claim.status == STATUS_UNTRAINED and not claim.ok
+    a = ex.domain_analogue(override(TINY, analogue={"steps": 0}), run, "digits")
+    assert a.trained() == (0, 4) and a.trained(0.0) == (0, 2)

@@ -61,6 +61,8 @@ __all__ = ["ClaimLedger", "ClaimFailed", "Null", "Claim", "SourceResult", "Errat
 
 from feature_learning.book.status import (  # noqa: E402  (the statuses' one home, re-exported here)
     ACCEPTED,
+    AT_SCALE,
+    AT_SCALE_ONLY,
     CONFIRMED,
     NOISE_SES,
     SOURCE_SCALE,
@@ -974,9 +976,10 @@ SOURCE_COLUMNS = ("result · carried by", "where", "ci · book · full", "verdic
 ERRATA_COLUMNS = ("where", "the source prints", "what is right · checked by", "status")
 
 
-def _profile_cell(entry: dict) -> str:
+def _profile_cell(entry: dict, lifted: frozenset[str] = frozenset()) -> str:
     """A result's status at each profile that ran, one per line (the sweep's rate beside ``ci``; why the stored
-    ``full`` record does not grade it, where it does not)."""
+    ``full`` record does not grade it, where it does not, unless that note is one of ``lifted``: shown once above the
+    table)."""
     statuses = entry.get("statuses") or {}
     lines = []
     for profile in ("ci", "book", "full"):
@@ -987,17 +990,20 @@ def _profile_cell(entry: dict) -> str:
         seeds = statuses.get("seeds")
         if profile == (seeds or {}).get("profile"):
             held, n = seeds["rate"]
-            text += (f" <small>(holds at {held} of {n} seeds)</small>" if seeds["status"] == "inconclusive"
+            text += (f" <small>(its test passes at {held} of {n} seeds)</small>" if seeds["status"] == "inconclusive"
                      else f" <small>(all {n} seeds)</small>")
         if profile == "full" and status is None and statuses.get("full_note"):
-            text += f"<br><small>{_text(statuses['full_note'])}</small>"
+            note = statuses["full_note"]
+            text += "<br><small>" + ("not graded: see above the table" if note in lifted else _text(note)) + "</small>"
         lines.append(f"<code>{profile}</code> {text}")
     return "<br>".join(lines) or "—"
 
 
-def source_cells(entry: dict, claims: dict[str, dict] | None = None) -> list[str]:
+def source_cells(entry: dict, claims: dict[str, dict] | None = None, lifted: frozenset[str] = frozenset()) -> list[str]:
     """One source result as HTML cells of ``SOURCE_COLUMNS``: what it says (its analogue and note, then the claims
-    that carry it, or why there are none), where it is in the source, its status at each profile, its verdict."""
+    that carry it, or why there are none), where it is in the source, its status at each profile (a note on the
+    ``full`` record that is one of ``lifted`` is shown once above the table), its verdict (a result reproduced at the
+    source's scale on an analogue says so)."""
     what = _text(entry["what"])
     if entry.get("analogue"):
         what += f"<br><small>analogue: {_text(entry['analogue'])}</small>"
@@ -1007,7 +1013,21 @@ def source_cells(entry: dict, claims: dict[str, dict] | None = None) -> list[str
     carried = ", ".join(code_id(c) for c in entry["claims"]) or "—"
     what += f"<br><small>carried by: {carried}</small>"
     status = entry.get("verdict") or entry.get("status") or "?"
-    return [what, _text(entry["where"]), _profile_cell(entry), badge(status)]
+    cell = badge(status)
+    if entry.get("analogue") and status in (AT_SCALE, AT_SCALE_ONLY):
+        cell += "<br><small>on an analogue (see the result's text)</small>"
+    undecided = [cid for cid in entry["claims"] if (claims or {}).get(cid, {}).get("status") == STATUS_INCONCLUSIVE]
+    if undecided and status not in (STATUS_INCONCLUSIVE, STATUS_FAIL):  # (the verdicts share these words)
+        cell += (f"<br><small>{len(undecided)} of its {len(entry['claims'])} claims inconclusive: "
+                 + ", ".join(code_id(c) for c in undecided) + "</small>")
+    return [what, _text(entry["where"]), _profile_cell(entry, lifted), cell]
+
+
+def shared_full_notes(ledger: dict, at_least: int = 3) -> frozenset[str]:
+    """Why the stored ``full`` record grades none of several results, where the same note stands for at least
+    ``at_least`` of them (a run that stopped or crashed before its ledger): shown once above the source map."""
+    notes = collections.Counter((s.get("statuses") or {}).get("full_note") for s in ledger.get("sources", []))
+    return frozenset(note for note, n in notes.items() if note and n >= at_least)
 
 
 def errata_cells(erratum: dict) -> list[str]:
@@ -1033,9 +1053,12 @@ DEFINITIONS = "../../reproduction_report.html"
 
 def source_map_html(ledger: dict, box: str | None = CHAPTER_BOX, definitions: str | None = DEFINITIONS) -> str:
     """The chapter's headline (with a link to what the verdicts mean), its source map and its errata."""
-    rows = [source_cells(s) for s in ledger.get("sources", [])]
+    lifted = shared_full_notes(ledger)
+    claims = {c["id"]: c for c in ledger.get("claims", [])}
+    rows = [source_cells(s, claims, lifted=lifted) for s in ledger.get("sources", [])]
     link = f" <a href='{definitions}'>What the verdicts mean</a>." if definitions else ""
-    return (f"<p><strong>{html.escape(source_headline(ledger), quote=False)}</strong>{link}</p>"
+    above = "".join(f"<p><small>At the source's scale: {_text(note)}.</small></p>" for note in sorted(lifted))
+    return (f"<p><strong>{html.escape(source_headline(ledger), quote=False)}</strong>{link}</p>" + above
             + html_table(SOURCE_COLUMNS, rows, "claims-table source-map mathjax_process", box)
             + errata_html(ledger, box))
 

@@ -157,9 +157,25 @@ def sweep_status(entry: Mapping[str, Any], sweep_chapter: Mapping[str, Any] | No
     per_seed = [entry_status(entry, claims) for claims in sweep_claims(sweep_chapter, current).values()]
     if not per_seed or any(s is None for s in per_seed):
         return None
-    held = sum(s in HOLDS for s in per_seed)
     common = per_seed[0] if len(set(per_seed)) == 1 else INCONCLUSIVE
+    held = sum(s in HOLDS for s in per_seed)
+    if common == INCONCLUSIVE:  # a claim declared inconclusive is graded so at every seed: count its tests instead
+        held = entry_seed_passes(entry, sweep_chapter)
     return {"status": common, "rate": [held, len(per_seed)], "profile": sweep_chapter.get("profile", "ci")}
+
+
+def entry_seed_passes(entry: Mapping[str, Any], sweep_chapter: Mapping[str, Any]) -> int:
+    """Seeds of the sweep at which every claim carrying the result passed its test clear of noise (a claim graded
+    "not testable" at a seed aside): the seed-level rate of an inconclusive result."""
+    stored = sweep_chapter.get("claims", {})
+    seeds = [str(s) for s in sweep_chapter.get("seeds", [])]
+
+    def passes(seed: str) -> bool:
+        values = [stored[cid]["per_seed"].get(seed) for cid in entry.get("claims") or () if cid in stored]
+        tested = [v for v in values if v is not None and v.get("status") != STATUS_NOT_TESTABLE]
+        return bool(tested) and all(clean_pass(v) for v in tested)
+
+    return sum(passes(seed) for seed in seeds)
 
 
 def within_noise(value: Mapping[str, Any]) -> bool:
@@ -198,8 +214,12 @@ def sweep_knows_noise(claim_id: str, sweep_chapter: Mapping[str, Any] | None) ->
 
 
 # -- the stored full record ----------------------------------------------------------------------------------------
+# TeX letters as the Unicode letters a printed relation shows (longest name first)
+_GREEK = tuple((f"\\{name}", letter) for name, letter in sorted(
+    zip(("alpha", "beta", "gamma", "delta", "varepsilon", "epsilon", "eta", "theta", "kappa", "lambda", "mu", "nu",
+         "pi", "rho", "sigma", "tau", "phi", "omega"), "αβγδεεηθκλμνπρστφω", strict=True), key=lambda p: -len(p[0])))
 _TEX = (("\\ne", "≠"), ("!=", "≠"), ("\\geq", "≥"), ("\\ge", "≥"), (">=", "≥"), ("\\leq", "≤"), ("\\le", "≤"),
-        ("<=", "≤"), ("\\to", "→"), ("->", "→"), ("\\infty", "∞"), ("oo", "∞"), ("\\lvert", "|"), ("\\rvert", "|"),
+        ("<=", "≤"), ("\\to", "→"), ("->", "→"), ("\\infty", "∞"), ("\\lvert", "|"), ("\\rvert", "|"),
         ("\\mathrm", ""), ("\\operatorname", ""), ("\\,", ""), ("==", "="), ("-", "−"))
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d*)?(?:e[−-]?\d+)?")
 
@@ -211,8 +231,9 @@ def test_form(claim: Mapping[str, Any]) -> tuple:
     classifies the evidence, not the test: a stored run is graded with the kind the claim has now."""
     def norm(text: Any) -> str:
         text = str(text or "").replace("$", "")
-        for tex, plain in _TEX:
+        for tex, plain in _GREEK + _TEX:
             text = text.replace(tex, plain)
+        text = re.sub(r"(?<![A-Za-z_])oo(?![A-Za-z_])", "∞", text)  # SymPy's infinity, not the letters of an id
         text = "".join(ch for ch in text if ch not in "{}\\ ")
         return _NUMBER.sub("#", text)
 
@@ -345,7 +366,8 @@ def source_headline(*ledgers: Mapping[str, Any]) -> str:
     confirmed = sum(e.get("status") == CONFIRMED for ledger in ledgers for e in ledger.get("errata", []))
     at_scale = counts[AT_SCALE] + counts[AT_SCALE_ONLY]
     head = (f"{at_scale} of {total} results reproduced at the source's scale ({counts['analogue']} on analogues"
-            + (f", {counts[AT_SCALE_ONLY]} not below it" if counts[AT_SCALE_ONLY] else "") + "), "
+            + (f"; {counts[AT_SCALE_ONLY]} of the {at_scale} fail{'s' if counts[AT_SCALE_ONLY] == 1 else ''} below it"
+               if counts[AT_SCALE_ONLY] else "") + "), "
             f"{counts[BELOW_ONLY]} only below it, "
             f"{counts[NOT_RUN_AT_SCALE] + counts[FAILS_BELOW_NOT_RUN]} not run at the source's scale yet"
             + (f" ({counts[FAILS_BELOW_NOT_RUN]} of them failing below it)" if counts[FAILS_BELOW_NOT_RUN] else "")

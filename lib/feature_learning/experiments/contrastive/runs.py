@@ -14,7 +14,10 @@ import torch
 from feature_learning.book.profiles import Run
 from feature_learning.data.multitask_linear import MultiTaskLinear
 from feature_learning.experiments.contrastive.sizes import (
+    CHANCE_FRACTION,
     DTYPE,
+    ROUNDING,
+    TARGET_GAP,
     ContrastiveSizes,
     PretrainSizes,
     RegularisationSizes,
@@ -103,6 +106,56 @@ def block_mean(model: MultiTaskLinear, weights: torch.Tensor, name: str) -> torc
 
 
 @dataclasses.dataclass
+class TrainingTarget:
+    """Contrastive losses of a batch of runs on the same fresh examples: where each run started, where it ended, and
+    the closed-form optimum of its own problem. A run reached its training target when its final loss closed at least
+    ``1 - TARGET_GAP`` of the gap from its start to the optimum (a NaN never does)."""
+    start: torch.Tensor
+    final: torch.Tensor
+    optimum: torch.Tensor
+
+    def reached(self) -> torch.Tensor:
+        return self.final - self.optimum <= TARGET_GAP * (self.start - self.optimum) + ROUNDING
+
+    def counts(self) -> tuple[int, int]:
+        """(runs that reached the target, runs)."""
+        reached = self.reached()
+        return int(reached.sum()), reached.numel()
+
+
+def training_target(model: MultiTaskLinear, W_start: torch.Tensor, W_final: torch.Tensor, W_opt: torch.Tensor,
+                    included: torch.Tensor, batch: int, generator: torch.Generator) -> TrainingTarget:
+    """The losses (F.38) of W_start, W_final and W_opt (broadcast to W_final's (R, C, k, d)) on one fresh batch of
+    each run's pre-training set ``included`` (R, C, T): the same examples for the three (common random numbers)."""
+    with torch.no_grad():
+        tasks = model.mixture_tasks(included, batch, generator)
+        state = generator.get_state()
+        losses = []
+        for W in (W_start, W_final, W_opt):
+            generator.set_state(state)
+            losses.append(contrastive_loss(model, W.expand_as(W_final), tasks, generator).cpu())
+    return TrainingTarget(*losses)
+
+
+def optimum_weights(model: MultiTaskLinear, configs: torch.Tensor, budget: bool = True) -> torch.Tensor:
+    """Closed-form squared weights (C, k) of the optimum on each pre-training set (C, T): 1 on S and, with the
+    Frobenius budget, beta = 1/n on the private features of the n tasks in the set (Props. 7.3, F.8 with alpha = 1,
+    the minimiser Experiment 1 finds; Prop. 7.4 for n = 1), without it 1; 0 elsewhere."""
+    configs = configs.to(DTYPE).cpu()
+    beta = 1 / configs.sum(-1, keepdim=True) if budget else torch.ones(configs.shape[0], 1, dtype=DTYPE)
+    w = torch.zeros(configs.shape[0], model.k, dtype=DTYPE)
+    w[:, : model.s] = 1.0
+    for t in range(model.T):
+        w[:, model.private(t)] = configs[:, t: t + 1] * beta
+    return w.to(model.M.device)
+
+
+def runs_trained(*counts: tuple[int, int]) -> tuple[int, int]:
+    """(reached, runs) summed over experiments: a claim that reads several."""
+    return sum(c[0] for c in counts), sum(c[1] for c in counts)
+
+
+@dataclasses.dataclass
 class Pretrained:
     model: MultiTaskLinear
     names: list[str]
@@ -113,6 +166,11 @@ class Pretrained:
     log_steps: torch.Tensor
     cka: dict[str, torch.Tensor]  # pair name -> (R,) CKA on target-task inputs
     cka_closed: dict[str, float]
+    training: TrainingTarget  # (R, C)
+
+    def trained(self) -> tuple[int, int]:
+        """(runs that reached their training target, runs): every replica x pre-training set."""
+        return self.training.counts()
 
     def block(self, name: str) -> torch.Tensor:
         """Mean squared weight on a block, (R, C): "S", "U", or "P1".."PT"."""
@@ -123,7 +181,7 @@ def learn_representations(model: MultiTaskLinear, configs: torch.Tensor, p: Pret
                           W0: torch.Tensor | None = None, project=None, frobenius: float | None = None):
     """Projected GD on the contrastive loss for every replica x configuration (R, C), batched, within
     {||W|| <= 1, ||W||_F <= frobenius} (default sqrt(r), the model's budget; ``math.inf``: no Frobenius budget).
-    Returns (W (R, C, k, d), history)."""
+    Returns (W (R, C, k, d), history, W0)."""
     R, C = p.replicas, configs.shape[0]
     if W0 is None:
         W0 = p.init_scale * torch.randn(R, C, model.k, model.d, generator=generator, dtype=DTYPE,
@@ -141,7 +199,14 @@ def learn_representations(model: MultiTaskLinear, configs: torch.Tensor, p: Pret
     history = train([W], lambda step: loss(step).sum(),
                     OptimConfig(steps=p.steps, lr=p.lr, optimizer="gd", warmup=0),
                     log_every=max(1, p.steps // 10), log_fn=lambda step: {"loss": loss(step)}, project=project)
-    return W.detach(), history
+    return W.detach(), history, W0
+
+
+def target_features(model: MultiTaskLinear, W: torch.Tensor, n: int, generator: torch.Generator):
+    """Draw n target-task inputs per replica; returns c -> the features (R, n, k) of configuration c of W (R, C, k,
+    d) on them (one configuration at a time: the inputs are many)."""
+    x = model.inputs(model.sample_z(torch.zeros(W.shape[0], n, dtype=torch.long), generator))
+    return lambda c: torch.einsum("rnd,rkd->rnk", x, W[:, c])
 
 
 def pretrain(size: ContrastiveSizes, run: Run) -> Pretrained:
@@ -149,19 +214,21 @@ def pretrain(size: ContrastiveSizes, run: Run) -> Pretrained:
     read the feature weights and compare the representations by linear CKA on target-task inputs."""
     model = draw_model(size, run)
     configs, names = pretrain_configs(model)
-    W, hist = learn_representations(model, configs, size.pretrain, run.device_generator("pretrain"))
+    W, hist, W0 = learn_representations(model, configs, size.pretrain, run.device_generator("pretrain"))
+    R, C = W.shape[:2]
+    target = training_target(model, W0, W, model.representation(optimum_weights(model, configs)),
+                             configs.to(W.device).expand(R, C, model.T), size.pretrain.batch,
+                             run.device_generator("pretrain_target"))
     weights = feature_weights(W, model.M).cpu()  # measurements live on the CPU (the notebook's statistics)
-    g = run.device_generator("cka")
-    z = model.sample_z(torch.zeros(size.pretrain.replicas, size.pretrain.cka_samples, dtype=torch.long), g)
-    feats = torch.einsum("rnd,rckd->rcnk", model.inputs(z), W)
+    feats = target_features(model, W, size.pretrain.cka_samples, run.device_generator("cka"))
     cka, closed = {}, {}
     s, r, T = model.s, model.r, model.T
     for n in range(2, T + 1):
-        cka[f"1 vs 1-{n}"] = linear_cka(feats[:, 0], feats[:, n - 1]).cpu()
+        cka[f"1 vs 1-{n}"] = linear_cka(feats(0), feats(n - 1)).cpu()
         closed[f"1 vs 1-{n}"] = float(theory.cka_mixtures(1, n, s, r))
-    cka["1 vs 2"] = linear_cka(feats[:, 0], feats[:, T]).cpu()
+    cka["1 vs 2"] = linear_cka(feats(0), feats(T)).cpu()
     closed["1 vs 2"] = math.sqrt(s / r)
-    return Pretrained(model, names, configs, W, weights, hist["loss"].cpu(), hist["step"], cka, closed)
+    return Pretrained(model, names, configs, W, weights, hist["loss"].cpu(), hist["step"], cka, closed, target)
 
 
 @dataclasses.dataclass
@@ -172,6 +239,11 @@ class Unbudgeted:
     weights: torch.Tensor  # (R, 3, d)
     target: torch.Tensor  # (R * draws, 3) target probe accuracy with m labels, paired across the three sets
     cka: dict[str, torch.Tensor]  # "1 vs 1-2", "1 vs 1-T" -> (R,)
+    training: TrainingTarget  # (R, 3)
+
+    def trained(self) -> tuple[int, int]:
+        """(runs that reached their training target, runs)."""
+        return self.training.counts()
 
     def drop(self) -> float:
         """Target accuracy, task 1 minus tasks 1-T (the measurement of target_falls)."""
@@ -184,15 +256,16 @@ def pretrain_unbudgeted(size: ContrastiveSizes, run: Run, pre: Pretrained, m: in
     model, T = pre.model, pre.model.T
     configs = pre.configs[[0, 1, T - 1]]
     p = dataclasses.replace(size.pretrain, lr=size.pretrain.unbudgeted_lr)
-    W, _ = learn_representations(model, configs, p, run.device_generator("pretrain_unbudgeted"), frobenius=math.inf)
-    g = run.device_generator("cka_unbudgeted")
-    z = model.sample_z(torch.zeros(size.pretrain.replicas, size.pretrain.cka_samples, dtype=torch.long), g)
-    feats = torch.einsum("rnd,rckd->rcnk", model.inputs(z), W)
-    cka = {"1 vs 1-2": linear_cka(feats[:, 0], feats[:, 1]).cpu(),
-           f"1 vs 1-{T}": linear_cka(feats[:, 0], feats[:, 2]).cpu()}
+    W, _, W0 = learn_representations(model, configs, p, run.device_generator("pretrain_unbudgeted"),
+                                     frobenius=math.inf)
+    target = training_target(model, W0, W, model.representation(optimum_weights(model, configs, budget=False)),
+                             configs.to(W.device).expand(*W.shape[:2], T), p.batch,
+                             run.device_generator("pretrain_unbudgeted_target"))
+    feats = target_features(model, W, size.pretrain.cka_samples, run.device_generator("cka_unbudgeted"))
+    cka = {"1 vs 1-2": linear_cka(feats(0), feats(1)).cpu(), f"1 vs 1-{T}": linear_cka(feats(0), feats(2)).cpu()}
     acc = learned_probe_accuracy(model, W, [0], size.tradeoff, [m], run.device_generator("tradeoff_unbudgeted"))
-    target = acc[0, :, :, 0].permute(0, 2, 1).reshape(-1, 3)
-    return Unbudgeted(feature_weights(W, model.M).cpu(), target, cka)
+    target_acc = acc[0, :, :, 0].permute(0, 2, 1).reshape(-1, 3)
+    return Unbudgeted(feature_weights(W, model.M).cpu(), target_acc, cka, target)
 
 
 # -- Experiment 3: the trade-off --------------------------------------------------------------------------------------
@@ -335,6 +408,23 @@ def tradeoff(size: ContrastiveSizes, run: Run, pre: Pretrained) -> Tradeoff:
     return Tradeoff(learned, closed, large, other, alone_vs_all)
 
 
+def label_budget_advantage(size: ContrastiveSizes, run: Run, pre: Pretrained, ms=(20, 200)) -> torch.Tensor:
+    """Tables F.2/F.3's reading on the learned representations: target (task 1) probe accuracy pre-trained on task 1
+    alone minus pre-trained on all T tasks, for each m: (len(ms), samples), paired across m (each labelled set of m =
+    200 is drawn beside one of m = 20, with the same u* and test points). ``advantage_chunks`` x ``draws`` labelled
+    sets per replica with ``advantage_n_test`` test points, drawn a chunk at a time (memory)."""
+    t = size.tradeoff
+    T = pre.model.T
+    W = pre.W[:, [0, T - 1]]
+    chunk = dataclasses.replace(t, n_test=t.advantage_n_test)
+    g = run.device_generator("label_budget")
+    parts = []
+    for _ in range(t.advantage_chunks):
+        acc = learned_probe_accuracy(pre.model, W, [0], chunk, ms, g)  # (ms, R, 2, 1, D)
+        parts.append((acc[:, :, 0, 0] - acc[:, :, 1, 0]).reshape(len(ms), -1))
+    return torch.cat(parts, -1)
+
+
 # -- Experiment 4: contrastive fine-tuning (Prop. F.9) -----------------------------------------------------------------
 @dataclasses.dataclass
 class Finetuned:
@@ -347,6 +437,11 @@ class Finetuned:
     accuracy: torch.Tensor  # (len(ms), G + 1, samples): target probe accuracy, gammas then the specific rep.
     # (and W* last when ``finetune(..., universal=True)``)
     model: MultiTaskLinear
+    training: TrainingTarget  # (R, G): the optimum is Prop. F.9's
+
+    def trained(self) -> tuple[int, int]:
+        """(runs that reached their training target, runs): every replica x radius."""
+        return self.training.counts()
 
     def block(self, name: str) -> torch.Tensor:
         """Mean squared weight on a block, (R, G)."""
@@ -388,6 +483,11 @@ def finetune(size: ContrastiveSizes, run: Run, T: int | None = None, gammas: tup
     train([W], lambda step: loss(step).sum(), OptimConfig(steps=f.steps, lr=f.lr, optimizer="gd", warmup=0),
           project=project)
     W = W.detach()
+    predicted = tuple(theory.finetune_beta(model.s, T, gam) for gam in gammas)
+    w_opt = model.block_weights(T, 1.0, 1.0 / T).expand(G, model.k).clone()
+    w_opt[:, model.private(0)] = torch.tensor(predicted, dtype=DTYPE, device=w_opt.device)[:, None]
+    target = training_target(model, W0, W, model.representation(w_opt), included, size.pretrain.batch,
+                             run.device_generator("finetune_target", *own))
     weights = feature_weights(W, model.M).cpu()
     distance = (W - W_star).pow(2).sum((-1, -2)).sqrt().cpu()
     spectral = torch.linalg.matrix_norm(W, 2).cpu()
@@ -397,8 +497,7 @@ def finetune(size: ContrastiveSizes, run: Run, T: int | None = None, gammas: tup
     acc = learned_probe_accuracy(model, torch.cat(probed, 1), [0], t_sizes, ms,
                                  run.device_generator("finetune_lp", *own))
     acc = acc[:, :, :, 0].permute(0, 2, 1, 3).reshape(len(ms), G + 1 + universal, -1)
-    predicted = tuple(theory.finetune_beta(model.s, T, gam) for gam in gammas)
-    return Finetuned(gammas, weights, distance, spectral, predicted, ms, acc, model)
+    return Finetuned(gammas, weights, distance, spectral, predicted, ms, acc, model, target)
 
 
 # -- Experiment 5: fine-tuning with and without contrastive regularisation (eq. 7.9) -------------------------------
@@ -411,6 +510,11 @@ class RegularisationRow:
     ours: torch.Tensor  # (R,) fine-tuning with the contrastive term
     private_ft: torch.Tensor  # (R,) mean squared weight on the target's private features after FT
     private_ours: torch.Tensor  # (R,) ... after Ours
+    train_loss: torch.Tensor  # (R, 2) classification loss on the augmented labelled points after FT, Ours
+
+    def trained(self) -> tuple[int, int]:
+        """(fits whose training loss is below ``CHANCE_FRACTION`` of the zero head's ln 2, fits): FT and Ours."""
+        return int((self.train_loss < CHANCE_FRACTION * math.log(2)).sum()), self.train_loss.numel()
 
 
 def regularised_finetune(model: MultiTaskLinear, m: int, r_sizes: RegularisationSizes, generator: torch.Generator,
@@ -437,10 +541,13 @@ def regularised_finetune(model: MultiTaskLinear, m: int, r_sizes: Regularisation
     ours = torch.tensor([0.0, 1.0], dtype=DTYPE, device=dev)
     fro = math.sqrt(model.r)
 
-    def loss(step):
+    def classification(step):
         phi = torch.einsum("rmad,rskd->rsmak", x_aug, W)
         pred = (phi * u[:, :, None, None]).sum(-1) + b[..., None, None]
-        cls = torch.nn.functional.softplus(-y[:, None, :, None] * pred).mean((-1, -2))
+        return phi, torch.nn.functional.softplus(-y[:, None, :, None] * pred).mean((-1, -2))
+
+    def loss(step):
+        phi, cls = classification(step)
         cls = cls + r_sizes.head_penalty * u.pow(2).sum(-1)
         i = torch.randint(m, (r_sizes.pairs,), generator=generator, device=generator.device).to(dev)
         a = torch.randint(A, (2, r_sizes.pairs), generator=generator, device=generator.device).to(dev)
@@ -457,8 +564,9 @@ def regularised_finetune(model: MultiTaskLinear, m: int, r_sizes: Regularisation
         pred = torch.einsum("rnd,rskd->rsnk", x_test, W).mul(u[:, :, None]).sum(-1) + b[..., None]
         acc = (pred * y_test[:, None] > 0).to(DTYPE).mean(-1)
         private = feature_weights(W, model.M)[..., model.private(0).to(dev)].mean(-1)
+        train_loss = classification(r_sizes.steps)[1]
     return RegularisationRow(T, m, lp.cpu(), acc[:, 0].cpu(), acc[:, 1].cpu(), private[:, 0].cpu(),
-                             private[:, 1].cpu())
+                             private[:, 1].cpu(), train_loss.cpu())
 
 
 def regularisation_table(size: ContrastiveSizes, run: Run) -> list[RegularisationRow]:
@@ -486,8 +594,9 @@ class NonlinearTradeoff:
     chance_loss: float  # log(batch): InfoNCE of a constant encoder
 
     def trained(self) -> tuple[int, int]:
-        """(encoders whose last loss is below half the chance loss log(batch), encoders): the training target."""
-        return int((self.loss < self.chance_loss / 2).sum()), self.loss.numel()
+        """(encoders whose last loss is below ``CHANCE_FRACTION`` of the chance loss log(batch), encoders): the
+        training target."""
+        return int((self.loss < CHANCE_FRACTION * self.chance_loss).sum()), self.loss.numel()
 
     def change(self, which: str) -> torch.Tensor:
         """Paired change from the first to the last pre-training set (last minus first), per sample."""

@@ -12,10 +12,20 @@ returns a dataclass of what the chapter shows and checks; per-seed values come w
 seeds (:func:`feature_learning.measure.statistics.mean_se`).
 
 The package: ``sizes`` (the profiles and the source's numbers), ``runs`` (the classification runs, the theory on the
-trained networks, the controls and the gradient mechanism), ``transfer`` (regression, the other activations and the
+trained networks, the controls and the gradient mechanism), ``authors`` (the authors' toy recipe and the table of
+recipes), ``transfer`` (regression, the other activations and the
 digits analogue) and ``figures``; every public name is re-exported here.
 """
 
+from feature_learning.experiments.feature_contamination.authors import (  # noqa: F401
+    PAPER,
+    AuthorsRun,
+    authors_recipe,
+    init_authors,
+    recipe_table,
+    run_authors,
+    training_set,
+)
 from feature_learning.experiments.feature_contamination.figures import (  # noqa: F401
     extension_figure,
     mechanism_figure,
@@ -37,6 +47,7 @@ from feature_learning.experiments.feature_contamination.runs import (  # noqa: F
     Stat,
     TheoryChecks,
     bernstein_example,
+    combined,
     controls,
     coupled_shift_risks,
     drift_check,
@@ -46,8 +57,10 @@ from feature_learning.experiments.feature_contamination.runs import (  # noqa: F
     gradient_mechanism,
     held_out_sets,
     hinge_gradient_check,
+    history_reached,
     initial,
     ood_margin_allowance,
+    reached,
     relu_vs_linear,
     run_classification,
     theory_checks,
@@ -61,6 +74,7 @@ from feature_learning.experiments.feature_contamination.sizes import (  # noqa: 
     SOURCE_LR,
     SOURCE_TIME,
     WEIGHT_DECAY,
+    AuthorsRecipe,
     CheckSizes,
     ClassificationSizes,
     ContaminationSizes,

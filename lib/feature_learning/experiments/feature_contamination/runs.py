@@ -37,6 +37,27 @@ def held_out_sets(data, n: int, generator: torch.Generator, device=None):
     return (x_id, y_id), (x_ood, y_ood)
 
 
+TARGET_FRACTION = 0.5  # a run reached its training target when its ID loss ends at most half its initial value
+
+
+def reached(start, end, fraction: float = TARGET_FRACTION) -> tuple[int, int]:
+    """(runs that reached their training target, runs): per replica, a finite final ID loss ``end`` at most
+    ``fraction`` of its value ``start`` at initialisation (a NaN never reaches it)."""
+    start, end = (np.asarray(v, dtype=float).ravel() for v in (start, end))
+    ok = np.isfinite(end) & (end <= fraction * start)
+    return int(ok.sum()), int(ok.size)
+
+
+def combined(*pairs: tuple[int, int]) -> tuple[int, int]:
+    """The (reached, runs) of several groups of runs together."""
+    return sum(p[0] for p in pairs), sum(p[1] for p in pairs)
+
+
+def history_reached(history: dict, key: str) -> tuple[int, int]:
+    """:func:`reached` on the first and last logged value of ``key`` (one per replica)."""
+    return reached(initial(history, key), final(history, key))
+
+
 def final(history: dict, key: str) -> np.ndarray:
     """The last logged value of ``key``, one per replica."""
     return history[key][-1].double().numpy()

@@ -12,7 +12,7 @@ import torch
 from feature_learning.book.profiles import Run
 from feature_learning.data.digits import border_mask, digit_splits, with_border
 from feature_learning.data.structured_features import ConcentricBalls, StructuredFeatures
-from feature_learning.experiments.feature_contamination.runs import Stat, final, initial
+from feature_learning.experiments.feature_contamination.runs import Stat, combined, final, initial, reached
 from feature_learning.experiments.feature_contamination.sizes import (
     EXTENSION_ACTIVATIONS,
     SOURCE_LR,
@@ -139,6 +139,11 @@ class ExtensionResult:
             out[f"{name}_untrained"] = float(max(np.mean(g) for g in gaps(self.initial, a, b)))
         return out
 
+    def reached(self) -> tuple[int, int]:
+        """(runs that reached their training target, runs), over every activation's replicas: the ID logistic loss
+        at most half its initial value."""
+        return combined(*(reached(self.initial[a]["id_loss"], v["id_loss"]) for a, v in self.final.items()))
+
 
 def extension(size: ContaminationSizes, run: Run) -> ExtensionResult:
     out, start = {}, {}
@@ -161,6 +166,12 @@ class DigitsRun:
     init: object = None  # the same students at initialisation
     test_images: dict = dataclasses.field(default_factory=dict)  # {"id", "ood"}: (n_test, 100) images
     test_labels: torch.Tensor | None = None
+    mse_id_init: np.ndarray | None = None  # per replica, the untrained student's ID distillation error
+
+    def reached(self) -> tuple[int, int]:
+        """(students that reached their training target, students): ID distillation error at most half the
+        untrained student's."""
+        return reached(self.mse_id_init, self.mse_id)
 
 
 def run_digits_distillation(size: ContaminationSizes, activation: str, splits, generator: torch.Generator,
@@ -203,11 +214,12 @@ def run_digits_distillation(size: ContaminationSizes, activation: str, splits, g
     teacher_acc = multiclass_probe(reps_t["train"], ytr, {k: (reps_t[k], yte) for k in ("id", "ood")})
     with torch.no_grad():
         reps = {name: net(img.to(device)).cpu() for name, img in images.items()}
+        start = half_squared_error(init(images["id"].to(device)).cpu(), reps_t["id"]).mean(-1).double().numpy()
     student_acc = multiclass_probe(reps["train"], ytr, {k: (reps[k], yte) for k in ("id", "ood")})
     return DigitsRun(teacher_acc, student_acc,
                      half_squared_error(reps["id"], reps_t["id"]).mean(-1).double().numpy(),
                      half_squared_error(reps["ood"], reps_t["ood"]).mean(-1).double().numpy(), len(yte), net, init,
-                     {k: images[k] for k in ("id", "ood")}, yte)
+                     {k: images[k] for k in ("id", "ood")}, yte, start)
 
 
 def digits(size: ContaminationSizes, run: Run) -> dict[str, DigitsRun]:
@@ -240,6 +252,12 @@ class StandardModels:
 
     id_acc: np.ndarray  # (T, R)
     ood_acc: np.ndarray  # (T, R)
+
+    def reached(self, lowest: float = 0.5) -> tuple[int, int]:
+        """(models that reached their training target, models): final ID accuracy at least ``lowest``, the floor of
+        the models the line of :func:`effective_robustness` is fitted on."""
+        last = self.id_acc[-1]
+        return int((np.isfinite(last) & (last >= lowest)).sum()), int(last.size)
 
 
 def run_standard_models(size: ContaminationSizes, splits, generator: torch.Generator, device=None,

@@ -80,6 +80,10 @@ class GemFilterSizes:
     k: int = 16  # tokens kept by GemFilter, SnapKV, One-Run
     k_sweep: tuple[int, ...] = (4, 8, 16, 24, 32)
     snapkv_window: int = 4  # SnapKV's observation window (the source: 32 of 1024)
+    # prompts added, per depth of the probe and per in-distribution cell of the grid, to the two paired comparisons
+    # that sit nearest their bound (GemFilter against All KV, One-Run against GemFilter): with the probe's and ci
+    # grid's 48, four times the prompts, half the standard error of the paired difference
+    extra_prompts: int = 144
     timing: TimingSizes = TimingSizes(lengths=(128, 512, 1024, 2048, 4096, 8192), repeats=3)
 
 

@@ -754,13 +754,13 @@ SOURCE_MAP = [
      "what": "the symmetric initialisation outputs 0 and its blocks move in mirrored pairs after the first step",
      "not_testable": "an exact identity of the initialisation (3.9): SymPy derives it above, and any correct "
                      "implementation satisfies it to rounding ($10^{-12}$ in float64), so no run can fail it; "
-                     "`output_zero`, `blocks_13` and `xor_identity` check our implementation (consistency)"},
+                     "the claims output_zero, blocks_13 and xor_identity check our implementation (consistency)"},
     {"id": "tails", "where": "Lemmas 3.17, 3.21, B.37, B.75", "claims": [],
      "what": r"the probabilities $p$ are Gaussian tails, printed as powers of $d$ or $\log d$",
      "not_testable": "statements about Gaussian integrals (Lemma B.75 is Mills' bound, true for every $z > 0$): no "
                      "run can fail them; the chapter checks the arithmetic that turns them into the printed powers "
-                     "(`tail_exponents`, `mills` on 400 points: consistency), and the $p$ they bound is measured "
-                     "under Lemma 3.21"},
+                     "(the claims tail_exponents and mills, the latter on 400 points: consistency), and the $p$ they "
+                     "bound is measured under Lemma 3.21"},
     {"id": "error_terms", "where": "(B.477), Lemma B.9", "claims": ["error_parity", "drift"],
      "what": "the parity's error term and the drift recurrence's closed form"},
     {"id": "thm322", "where": "Thm 3.22", "claims": ["gf_uniform", "gf_structured", "parity_separation"],
@@ -769,17 +769,17 @@ SOURCE_MAP = [
                  r"share of units in the cone is near 1 (Experiment 1) where the theory's $p$ at $\tau = 8$ is "
                  r"$10^{-14}$: the problem is in its easy regime",
      "what": "gradient features learn the structured parity, the uniform part included",
-     "note": "`parity_separation` (the lead over random features of the same width at their own optimum) is our "
-             "finite-width observation beside the theorem, not Prop. 3.23"},
+     "note": "the claim parity_separation (the lead over random features of the same width at their own optimum) "
+             "is our finite-width observation beside the theorem, not Prop. 3.23"},
     {"id": "prop323", "where": "Prop. 3.23", "claims": [],
      "what": "fixed features need $N$ or $B$ exponential in $k$ on the structured parity",
      "not_testable": r"its floor $\frac12 - \sqrt{N}B/(2^k\sqrt2)$ (corrected) is $\frac12 - 0.31B$ at our "
-                     r"$N = 200$ random features and $k = 5$ ($\frac12 - 0.63B$ at `full`'s 800), vacuous for "
-                     r"$B \ge 1.6$ (0.8), and the proposition is stated for $k = d/16$ (1.9 at $d = 30$); a test "
-                     r"needs $N \ll 2^{2k}$ at a $k$ a run cannot learn"},
+                     r"$N = 200$ random features and $k = 5$ ($\frac12 - 0.63B$ at the full profile's 800), "
+                     r"vacuous for $B \ge 1.6$ (0.8), and the proposition is stated for $k = d/16$ (1.9 at "
+                     r"$d = 30$); a test needs $N \ll 2^{2k}$ at a $k$ a run cannot learn"},
     {"id": "thm318", "where": "Thm 3.18", "claims": ["mixture_gf_bayes", "mixture_separation"],
-     "analogue": r"six centres $\pm\mu_{1,2,3}$ (labels $+, -, +$), $\sigma = 4$, at $d = 100$ (400 at `full`), "
-                 r"with the XOR recipe (Lemma B.41); Assumption 3.15's "
+     "analogue": r"six centres $\pm\mu_{1,2,3}$ (labels $+, -, +$), $\sigma = 4$, at $d = 100$ (400 at the full "
+                 r"profile), with the XOR recipe (Lemma B.41); Assumption 3.15's "
                  r"$B_{\mu1} \ge \sqrt{\tau\sigma_{B+}^2\log d/d}$ is 2.4 (1.4 at $d = 400$) at $\tau = 8$ "
                  r"against our 1 (Experiment 9)",
      "what": "mixtures of Gaussians are learned through gradient features"},
@@ -787,9 +787,10 @@ SOURCE_MAP = [
      "analogue": "fixed width and sample across d; antithetic first step",
      "what": r"the XOR mixture: Bayes accuracy with few neurons, against $\Omega(d^2)$ fixed features"},
     {"id": "thmB56", "where": "Thm B.56, Lemma B.64", "claims": ["uniform_gf", "uniform_separation", "uniform_mass"],
-     "analogue": r"$k = 2$, $d = 31$ at `ci` and `book`: a pass there is at $k = 2$ only. At `full`, $k = 4$: the "
-                 r"stored run ($d = 41$, $n = 2\times10^6$) failed by its first-step sample, as the formula of "
-                 r"Experiment 5 predicts; `full` now runs $d = 31$, $n = 10^7$ (not yet run)",
+     "analogue": r"$k = 2$, $d = 31$ at the ci and book profiles: a pass there is at $k = 2$ only. At the full "
+                 r"profile, $k = 4$: the stored run ($d = 41$, $n = 2\times10^6$) failed by its first-step "
+                 r"sample, as the formula of Experiment 5 predicts; the full profile now runs $d = 31$, "
+                 r"$n = 10^7$ (not yet run)",
      "what": r"the sparse parity on uniform inputs (Barak et al.) is learned after one step; kernels need "
              r"$d^{\Omega(k)}$"},
     {"id": "thmB65", "where": "Thm B.65, Lemma B.64, (B.555)-(B.559)", "claims": ["b65_cone", "b65_cone_sizes"],
@@ -804,7 +805,7 @@ SOURCE_MAP = [
              "target is fitted"},
     {"id": "propB1", "where": "Prop. B.1", "claims": ["ticket_matches"],
      "analogue": "the ticket built as Lemma 3.14's units, $d = 30$, $k = 5$; with $p$ near 1 any subset of the "
-                 "step's units is a ticket (`random_subnet`), so the reading of the ticket as a rare needle is "
+                 "step's units is a ticket (claim random_subnet), so the reading of the ticket as a rare needle is "
                  "untested here",
      "what": "a lottery ticket: the units whose gradient feature matches $g^*$ suffice"},
     {"id": "linear_data", "where": "Sec. B.5.1, Lemma B.25", "claims": ["linear_nice"],

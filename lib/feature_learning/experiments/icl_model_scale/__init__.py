@@ -78,6 +78,8 @@ from feature_learning.experiments.icl_model_scale.sources import (
     waiting_for_full,
 )
 from feature_learning.experiments.icl_model_scale.transformers import (
+    CLEAN_GAIN_NEAR_BOUND,
+    FLAT_NEAR_BOUND,
     TransformerSweep,
     tf_config,
     tf_prior,
@@ -89,11 +91,13 @@ __all__ = [
     "ALL_RANKS",
     "BOOK",
     "CI",
+    "CLEAN_GAIN_NEAR_BOUND",
     "Constructions",
     "DTYPE",
     "ENERGY_M",
     "EVAL_TASK",
     "ExactSizes",
+    "FLAT_NEAR_BOUND",
     "FULL",
     "FlipSweep",
     "ICLSizes",

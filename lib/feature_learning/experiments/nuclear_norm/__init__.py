@@ -27,6 +27,7 @@ from feature_learning.experiments.nuclear_norm.figures import (  # noqa: F401
     toy_figure,
 )
 from feature_learning.experiments.nuclear_norm.runs import (  # noqa: F401
+    SETTLE,
     Analogue,
     BlockOptimum,
     FiniteSample,
@@ -40,9 +41,14 @@ from feature_learning.experiments.nuclear_norm.runs import (  # noqa: F401
     evaluate,
     finite_sample,
     full_optimum,
+    log_steps,
     logistic_grad,
+    logistic_objective,
+    nu_penalty,
     population,
+    reached_target,
     stable_rank_scaling,
+    target_reached,
     toy_2d,
     train_featurizers,
     train_nu_linear,

@@ -35,6 +35,41 @@ from feature_learning.theory import nuclear_norm as theory
 from feature_learning.training.convex import keep_top_k, logistic_ridge_newton, soft_threshold
 from feature_learning.training.loop import OptimConfig, train
 
+# -- the training target ------------------------------------------------------------------------------------------
+SETTLE = 0.01  # fixed in advance, before any run read it: 1% of the objective at initialisation
+
+
+def reached_target(start, late, end) -> torch.Tensor:
+    """Whether a trained model reached its training target, elementwise over replicas: its training objective (fit
+    plus penalty, on the whole training sample) at the end is below its value at initialisation by at least ``SETTLE``
+    of that value (it trained), and did not rise by ``SETTLE`` of it or more from the second last tenth of the steps
+    (``late``) to the last (``end``; it is not oscillating or diverging, it may still be falling). A model that never
+    trained fails the first; one whose step is too large for its penalty fails one or the other. Every claim on a
+    trained model counts its replicas that reached it (``trained=``)."""
+    start, late, end = (torch.as_tensor(v, dtype=DTYPE) for v in (start, late, end))
+    return ((start - end) >= SETTLE * start) & ((end - late) < SETTLE * start)
+
+
+def log_steps(steps: int) -> tuple[int, ...]:
+    """The steps at which a run records its objective: the start, and every ``steps // 50``-th step of the last
+    fifth (the end is recorded after the last step)."""
+    return (0, *range(int(0.8 * steps), steps, max(1, steps // 50)))
+
+
+def target_reached(steps, values, total: int) -> torch.Tensor:
+    """:func:`reached_target` from the objectives ``values`` recorded at ``steps`` (:func:`log_steps` and the end) of a
+    run of ``total`` steps: the start, the mean over the second last tenth of the steps and the mean over the last
+    tenth (one step's reading of a mini-batch trainer moves by about 1% of the start). A run with no step compares
+    its start with itself."""
+    steps = torch.as_tensor(list(steps))
+    values = torch.stack([torch.as_tensor(v, dtype=DTYPE) for v in values])
+    late_from, end_from = int(0.8 * total), int(0.9 * total)
+    late = (steps > 0) & (steps >= late_from) & (steps < end_from)
+    end = steps >= end_from
+    start = values[0]
+    return reached_target(start, values[late].mean(0) if late.any() else start,
+                          values[end].mean(0) if end.any() else start)
+
 
 # -- Experiment 1: the population optima -----------------------------------------------------------------------------
 @dataclasses.dataclass
@@ -69,6 +104,7 @@ class Population:
     rank_w: torch.Tensor  # (d,) ERM-rank (B = r) of the large model, trained by IHT on the full_samples draws
     rank_ood_accuracy: float  # its OOD accuracy on as many OOD draws
     sweep: list[SweepPoint]
+    rank_reached: bool = False  # the IHT run reached its training target (:func:`reached_target`)
 
     def within_block_spread(self) -> float:
         """Largest |w_j - block mean| of the d-dimensional optimum over the gap alpha - beta of its block means."""
@@ -152,8 +188,12 @@ def population(size: NuclearSizes, run: Run) -> Population:
     # ERM-rank with B = r on the large model, trained (IHT from a constant start, the l2 term of lambdas[0] kept so
     # that the minimum is attained), not assumed to sit on R: where its weights land is what Lemma 6.2 claims
     w_rank = torch.full((p.d,), 1e-3, dtype=DTYPE)
-    for _ in range(p.rank_steps):
+    logged, objective = [0], [logistic_objective(z, w_rank, l2=p.lambdas[0])]
+    for step in range(1, p.rank_steps + 1):
         w_rank = keep_top_k(w_rank - 0.5 * (logistic_grad(z, w_rank) + p.lambdas[0] * w_rank), p.r)
+        if step in log_steps(p.rank_steps) or step == p.rank_steps:
+            logged.append(step)
+            objective.append(logistic_objective(z, w_rank, l2=p.lambdas[0]))
     z_ood = reweighting_features(p.full_samples, p.r, p.d, -p.gamma, run.generator("population_full_ood"))
     rank_ood = float(sign_accuracy(z_ood @ w_rank, 1, ties=1.0))
     sweep = []
@@ -166,7 +206,8 @@ def population(size: NuclearSizes, run: Run) -> Population:
         opt = block_optimum(sweep_r, s_gap, sweep_ood_r, o_gap, p.sweep_r, p.sweep_r + gap, p.sweep_lambda)
         sweep.append(SweepPoint(gap, opt.alpha, opt.beta, opt.ood_accuracy,
                                 theory.clt_accuracy(opt.alpha, opt.beta, p.sweep_r, p.sweep_r + gap, -p.gamma)))
-    return Population(p, optima, full_w, full_block, losses, w_rank, rank_ood, sweep)
+    return Population(p, optima, full_w, full_block, losses, w_rank, rank_ood, sweep,
+                      bool(target_reached(logged, objective, p.rank_steps)))
 
 
 # -- Experiment 2: finite samples ------------------------------------------------------------------------------------
@@ -180,6 +221,7 @@ class Method:
     stable_rank: float  # of the OOD batch feature matrix Z diag(w)
     lam: float = float("nan")
     batch: int = 0
+    reached: bool = False  # reached its training target (:func:`reached_target`)
 
 
 @dataclasses.dataclass
@@ -200,6 +242,25 @@ class FiniteSample:
     def nu(self, batch: int) -> list[Method]:
         return [m for m in self.methods if m.name == "ERM-NU" and m.batch == batch]
 
+    @staticmethod
+    def trained(*methods: Method) -> tuple[int, int]:
+        """(methods that reached their training target, methods): the ``trained=`` of a claim that reads them."""
+        return sum(m.reached for m in methods), len(methods)
+
+
+def logistic_objective(z: torch.Tensor, w: torch.Tensor, l2: float = 0.0, l1: float = 0.0) -> torch.Tensor:
+    """Mean ln(1 + exp(-z w)) plus (l2 / 2) ||w||^2 + l1 ||w||_1, for w of shape (..., d) and z (n, d)."""
+    return (torch.nn.functional.softplus(-(w @ z.T)).mean(-1) + 0.5 * l2 * (w * w).sum(-1)
+            + l1 * w.abs().sum(-1))
+
+
+def nu_penalty(z: torch.Tensor, w: torch.Tensor, batch: int) -> torch.Tensor:
+    """The ERM-NU penalty ||Z_B diag(w)||_* / sqrt(B) averaged over the disjoint batches of ``batch`` rows of z (the
+    rest dropped): its value on the whole sample, for w (..., d)."""
+    chunks = z[: z.shape[0] // batch * batch].reshape(-1, batch, z.shape[1])
+    feats = chunks.to(torch.float32) * w[..., None, None, :].to(torch.float32)
+    return nuclear_norm(feats).mean(-1).to(DTYPE) / math.sqrt(batch)
+
 
 def logistic_grad(z: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     """Gradient of mean ln(1 + exp(-z w)) in w for w of shape (..., d) and z (n, d)."""
@@ -216,29 +277,38 @@ def finite_sample(size: NuclearSizes, run: Run) -> FiniteSample:
     z_ood = reweighting_features(f.test, f.r, f.d, -f.gamma, run.generator("finite_ood"))
     z_rank = z_ood[: f.rank_batch]
 
-    def method(name, setting, w, lam=float("nan"), batch=0):
+    def method(name, setting, trained, lam=float("nan"), batch=0):
+        w, reached = trained
         w = w.detach()
         return Method(name, setting, w, float(sign_accuracy(z_id @ w, 1, ties=1.0)),  # z carries y: margins
-                      float(sign_accuracy(z_ood @ w, 1, ties=1.0)), float(stable_rank(z_rank * w)), lam, batch)
+                      float(sign_accuracy(z_ood @ w, 1, ties=1.0)), float(stable_rank(z_rank * w)), lam, batch,
+                      bool(reached))
 
-    def gd(step_fn):
+    def gd(step_fn, objective):
         w = torch.full((f.d,), f.init, dtype=DTYPE)
-        for _ in range(f.steps):
+        logged, values = [0], [objective(w)]
+        for step in range(1, f.steps + 1):
             w = step_fn(w)
-        return w
+            if step in log_steps(f.steps) or step == f.steps:
+                logged.append(step)
+                values.append(objective(w))
+        return w, target_reached(logged, values, f.steps)
 
-    out = [method("ERM-l2", f"lambda={f.l2_lambda}", gd(lambda w: w - f.lr * (logistic_grad(z, w) + f.l2_lambda * w)),
+    out = [method("ERM-l2", f"lambda={f.l2_lambda}", gd(lambda w: w - f.lr * (logistic_grad(z, w) + f.l2_lambda * w),
+                                                        lambda w: logistic_objective(z, w, l2=f.l2_lambda)),
                   f.l2_lambda)]
     for lam in f.l1_lambdas:
         out.append(method("ERM-l1", f"lambda={lam}, proximal GD",
-                          gd(lambda w, lam=lam: soft_threshold(w - f.lr * logistic_grad(z, w), f.lr * lam)), lam))
+                          gd(lambda w, lam=lam: soft_threshold(w - f.lr * logistic_grad(z, w), f.lr * lam),
+                             lambda w, lam=lam: logistic_objective(z, w, l1=lam)), lam))
     for budget in f.iht_budgets:
         out.append(method("IHT", f"B_rank={budget}",
-                          gd(lambda w, b=budget: keep_top_k(w - f.lr * logistic_grad(z, w), b)), batch=budget))
+                          gd(lambda w, b=budget: keep_top_k(w - f.lr * logistic_grad(z, w), b),
+                             lambda w: logistic_objective(z, w)), batch=budget))
     for batch, lambdas in ((f.nu_batch, f.nu_lambdas), (f.nu_small_batch, f.nu_small_lambdas)):
-        ws = train_nu_linear(z, lambdas, batch, f, run.generator("finite_nu", batch))
-        out += [method("ERM-NU", f"lambda={lam}, batch {batch}", w, lam, batch)
-                for lam, w in zip(lambdas, ws, strict=True)]
+        ws, settled = train_nu_linear(z, lambdas, batch, f, run.generator("finite_nu", batch))
+        out += [method("ERM-NU", f"lambda={lam}, batch {batch}", (w, ok), lam, batch)
+                for lam, w, ok in zip(lambdas, ws, settled, strict=True)]
     return FiniteSample(f, out)
 
 
@@ -246,7 +316,9 @@ def train_nu_linear(z: torch.Tensor, lambdas, batch: int, f: FiniteSampleSizes,
                     generator: torch.Generator) -> torch.Tensor:
     """ERM-NU on the linear model: mean logistic loss of a mini-batch plus lambda ||Z_B diag(w)||_* / sqrt(B) (the
     batch feature matrix Phi(X) = Z_B diag(w); row signs y do not change its singular values), SGD with lr
-    ``f.lr`` from w = ``f.init``; the lambdas train as replicas on the same batches. Returns w (L, d)."""
+    ``f.lr`` on the schedule ``f.nu_schedule`` from w = ``f.init``; the lambdas train as replicas on the same batches.
+    Returns w (L, d) and whether each replica reached its training target (L,), the objective measured on the whole
+    sample (:func:`nu_penalty`)."""
     lam = torch.tensor(lambdas, dtype=DTYPE)[:, None]
     w = torch.full((len(lambdas), f.d), f.init, dtype=DTYPE, requires_grad=True)
     scale = 1 / math.sqrt(batch)
@@ -257,8 +329,14 @@ def train_nu_linear(z: torch.Tensor, lambdas, batch: int, f: FiniteSampleSizes,
         penalty = nuclear_norm(zb.to(torch.float32) * w[:, None, :].to(torch.float32)).to(DTYPE) * scale
         return (fit + lam[:, 0] * penalty).sum()
 
-    train([w], loss, OptimConfig(steps=f.nu_steps, lr=f.lr, optimizer="gd", warmup=0), progress=False)
-    return w.detach()
+    def objective(step):
+        with torch.no_grad():
+            return {"objective": logistic_objective(z, w) + lam[:, 0] * nu_penalty(z, w, batch)}
+
+    history = train([w], loss, OptimConfig(steps=f.nu_steps, lr=f.lr, optimizer="gd", warmup=0,
+                                           schedule=f.nu_schedule),
+                    log_at=log_steps(f.nu_steps), log_fn=objective, progress=False)
+    return w.detach(), target_reached(history["step"], history["objective"], f.nu_steps)
 
 
 # -- Experiment 3: the 2-D toy ---------------------------------------------------------------------------------------
@@ -272,6 +350,7 @@ class ToyRun:
     id_formula: torch.Tensor  # (seeds,) theory.toy_2d_accuracies at the learned slope
     ood_formula: torch.Tensor
     sigma2: torch.Tensor  # (seeds,) smaller singular value of A X over the larger (rank of the features)
+    reached: torch.Tensor  # (seeds,) bool: reached its training target (:func:`reached_target`)
 
 
 @dataclasses.dataclass
@@ -281,6 +360,11 @@ class Toy:
 
     def get(self, name: str) -> ToyRun:
         return next(r for r in self.runs if r.name == name)
+
+    def trained(self, *names: str) -> tuple[int, int]:
+        """(runs of the methods ``names``, default all, that reached their training target, runs)."""
+        runs = [self.get(n) for n in names] if names else self.runs
+        return sum(int(r.reached.sum()) for r in runs), sum(len(r.reached) for r in runs)
 
     def max_formula_gap(self) -> float:
         return max(float(torch.maximum((r.id_accuracy - r.id_formula).abs(), (r.ood_accuracy - r.ood_formula).abs())
@@ -309,7 +393,9 @@ def toy_2d(size: NuclearSizes, run: Run) -> Toy:
                 return (fit + lam * nuclear_norm(feats) / math.sqrt(t.n)
                         + 0.5 * wd * ((A * A).sum() + (v * v).sum()))
 
-            train([A, v], loss, OptimConfig(steps=t.steps, lr=t.lr, optimizer="gd", warmup=0), progress=False)
+            history = train([A, v], loss, OptimConfig(steps=t.steps, lr=t.lr, optimizer="gd", warmup=0),
+                            log_at=log_steps(t.steps), log_fn=lambda step, loss=loss: {"objective": loss(step)},
+                            progress=False)
             with torch.no_grad():
                 u = A.T @ v
                 s = torch.linalg.svdvals(x @ A.T)
@@ -317,9 +403,10 @@ def toy_2d(size: NuclearSizes, run: Run) -> Toy:
                 results[name].append((slope, float(u[0]), float(sign_accuracy(x_id @ u, y_id, ties=1.0)),
                                       float(sign_accuracy(x_ood @ u, y_ood, ties=1.0)),
                                       theory.toy_2d_accuracies(slope, 0.7), theory.toy_2d_accuracies(slope, 0.3),
-                                      float(s[1] / s[0])))
-    runs = [ToyRun(name, *(torch.tensor(col, dtype=DTYPE) for col in zip(*rows, strict=True)))
-            for name, rows in results.items()]
+                                      float(s[1] / s[0]),
+                                      bool(target_reached(history["step"], history["objective"], t.steps))))
+    runs = [ToyRun(name, *(torch.tensor(col, dtype=DTYPE) for col in list(zip(*rows, strict=True))[:-1]),
+                   torch.tensor([row[-1] for row in rows])) for name, rows in results.items()]
     return Toy(t, runs)
 
 
@@ -334,6 +421,15 @@ class Analogue:
     stable_rank: torch.Tensor  # (L, S) of the OOD feature matrix
     chance: float
     init_stable_rank: torch.Tensor | None = None  # (L, S) the same for the untrained featurizers
+    reached: torch.Tensor | None = None  # (L, S) bool: each replica reached its training target
+
+    def trained(self, *lams: float) -> tuple[int, int]:
+        """(replicas at the lambdas ``lams``, default all, that reached their training target, replicas): the
+        ``trained=`` of a claim that reads them; none recorded counts as none reached."""
+        rows = [self.index(lam) for lam in lams] if lams else list(range(len(self.lambdas)))
+        if self.reached is None:
+            return 0, len(rows) * self.ood_accuracy.shape[1]
+        return int(self.reached[rows].sum()), self.reached[rows].numel()
 
     def index(self, lam: float) -> int:
         return self.lambdas.index(lam)
@@ -371,7 +467,10 @@ def train_featurizers(xs: torch.Tensor, ys: torch.Tensor, lambdas, classes: int,
     batched program on the same batch indices per seed. ``mixup`` > 0: Mixup (Zhang et al.; DomainBed's default
     alpha 0.2) within each batch, the inputs and their cross entropies mixed with a Beta(mixup, mixup) weight drawn
     per step and seed and a random pairing of the batch; the penalty is on the mixed batch's features. ``initial``:
-    a list that receives a copy of the untrained featurizer. Returns (net, head W (R, features, classes), head b)."""
+    a list that receives a copy of the untrained featurizer. Returns (net, head W (R, features, classes), head b,
+    reached (L, S)): whether each replica reached its training target, its objective (cross entropy on the whole
+    training set, unmixed, plus lambda times the mean nuclear norm of its disjoint batches) recorded at
+    :func:`log_steps` (:func:`target_reached`)."""
     S, n, d_in = xs.shape
     L = len(lambdas)
     net = init_torch_default(L * S, d_in, a.width, d_out=a.features, generator=generator)
@@ -406,9 +505,20 @@ def train_featurizers(xs: torch.Tensor, ys: torch.Tensor, lambdas, classes: int,
         fit = ce(yb) if weights is None else mix * ce(yb) + (1 - mix) * ce(yb[:, pair])
         return (fit.mean(-1) + lam * nuclear_norm(feats)).sum()
 
-    train([*net.parameters(), head_w, head_b], loss, OptimConfig(steps=a.steps, lr=a.lr, warmup=0, betas=(0.9, 0.999)),
-          progress=False)
-    return net, head_w.detach(), head_b.detach()
+    chunks = n // a.batch * a.batch
+
+    def objective(step):
+        feats = net(x32[seed_of])
+        logits = torch.bmm(feats, head_w) + head_b[:, None]
+        fit = torch.nn.functional.cross_entropy(logits.transpose(1, 2), ys[seed_of], reduction="none").mean(-1)
+        penalty = nuclear_norm(feats[:, :chunks].reshape(L * S, -1, a.batch, feats.shape[-1])).mean(-1)
+        return {"objective": fit + lam * penalty}
+
+    history = train([*net.parameters(), head_w, head_b], loss,
+                    OptimConfig(steps=a.steps, lr=a.lr, warmup=0, betas=(0.9, 0.999)),
+                    log_at=log_steps(a.steps), log_fn=objective, progress=False)
+    return net, head_w.detach(), head_b.detach(), target_reached(history["step"], history["objective"],
+                                                                 a.steps).view(L, S)
 
 
 def evaluate(net, head_w, head_b, x: torch.Tensor, y: torch.Tensor, L: int, S: int):
@@ -465,14 +575,14 @@ def domain_analogue(size: NuclearSizes, run: Run, which: str, *, lambdas=None, c
         id_y.append(yi)
     variant = ("" if n_classes == a.classes else f"_{n_classes}") + ("_mixup" if mixup else "")
     initial = []
-    net, hw, hb = train_featurizers(torch.stack(train_x), torch.stack(train_y), lambdas, classes, a,
+    net, hw, hb, reached = train_featurizers(torch.stack(train_x), torch.stack(train_y), lambdas, classes, a,
                                     run.generator(f"{which}{variant}_train"), mixup=mixup, initial=initial)
     id_acc, _ = evaluate(net, hw, hb, torch.stack(id_x), torch.stack(id_y), L, S)
     results = {gam: evaluate(net, hw, hb, torch.stack(xs), torch.stack(ys), L, S) for gam, (xs, ys) in ood.items()}
     head = a.ood_gammas[0]
     _, init_rank = evaluate(initial[0], hw, hb, torch.stack(ood[head][0]), torch.stack(ood[head][1]), L, S)
     return Analogue(which + variant, lambdas, id_acc, results[head][0], {gam: res[0] for gam, res in results.items()},
-                    results[head][1], 1 / classes, init_rank)
+                    results[head][1], 1 / classes, init_rank, reached)
 
 
 def stable_rank_scaling(generator: torch.Generator) -> tuple[float, float]:

@@ -49,6 +49,8 @@ class FiniteSampleSizes:
     nu_lambdas: tuple[float, ...] = (0.01, 0.03, 0.1, 0.3)
     nu_small_lambdas: tuple[float, ...] = (0.01, 0.03)
     nu_steps: int = 400
+    nu_schedule: str = "cosine"  # the step decays to 0, so that every lambda settles (at a constant 0.5 the SGD on
+    # lambda = 0.3 oscillates: its objective never falls below its starting value)
     rank_batch: int = 2000  # OOD batch on which the stable rank of the features is measured
 
 
