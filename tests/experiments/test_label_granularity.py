@@ -145,3 +145,28 @@ def test_untrained_evaluation_is_the_trained_runs_initialisation():
                       sweep={"coarse_replicas": 2, "n_test": 2, "rhos": (0.0, 0.2)})
     ev = E.untrained_evaluation(size, run, 2, "coarse")
     assert ev.normal_margin.shape == (2,) and torch.all(ev.normal_margin.abs() < 0.1)  # outputs of order sigma0
+
+
+def test_a_claim_on_an_untrained_run_fails():
+    """The training guard: a run stopped before it learned (one step: outputs of order sigma0)
+    misses the training target (training loss at most TRAIN_LOSS_FRACTION of ln C), so a claim measured on it fails
+    whatever it measured; the same claim on a trained run passes its guard."""
+    from feature_learning.book.claims import STATUS_UNTRAINED, ClaimLedger
+    from feature_learning.measure.statistics import Null
+
+    run = start_run("ci", 0, "cpu")
+    untrained = E.train_run(TINY, 2, "coarse", 1, 2, run, n_log=2, early=0)
+    trained = E.train_run(TINY, 2, "coarse", 200, 2, run, n_log=5, early=0)
+    assert not untrained.reached().any() and trained.reached().all()
+    assert E.trained(untrained) == (0, 2) and E.trained(untrained, trained) == (2, 4)
+    led = ClaimLedger("label_granularity", "test", profile="ci", seed=0)
+    kw = dict(kind="reproduction", measured=1.0, bound=0.5, null=Null(0.0, "chance"))
+    assert led.at_least("on_untrained", "s", "w", trained=E.trained(untrained, trained), **kw).status == \
+        STATUS_UNTRAINED
+    assert not led.claims[-1].ok
+    assert led.at_least("on_trained", "s", "w", trained=E.trained(trained), **kw).ok
+    # the hierarchy's guard: merged superclass loss on the training images at most half of ln K0; a NaN never passes
+    h = E.HierarchyRun(name="x", G=2, hard_acc=torch.zeros(3, 2), normal_acc=torch.ones(3), hard_margin=torch.ones(3),
+                       purity=torch.ones(3), leaf_purity=torch.ones(3), n_super=2,
+                       train_loss=torch.tensor([0.01, np.log(2.0), float("nan")]))
+    assert h.reached().tolist() == [True, False, False] and E.trained(h) == (1, 3)

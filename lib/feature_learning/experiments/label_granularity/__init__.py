@@ -13,6 +13,7 @@ from feature_learning.experiments.label_granularity.figures import (
 from feature_learning.experiments.label_granularity.runs import (
     CHECKPOINTED,
     HIERARCHY_RUNS,
+    TRAIN_LOSS_FRACTION,
     Evaluation,
     HierarchyRun,
     LogTime,
@@ -81,6 +82,7 @@ from feature_learning.experiments.label_granularity.summaries import (
     halves_rate,
     hard_acc_curves,
     hierarchy_table,
+    hierarchy_trained,
     knob_rows,
     margin_slope,
     margin_table,
@@ -93,6 +95,7 @@ from feature_learning.experiments.label_granularity.summaries import (
     source_map,
     sweep_summary,
     table6_ratio_bound,
+    trained,
     untrained_evaluation,
 )
 
@@ -129,6 +132,9 @@ __all__ = [
     "coarse_outputs",
     "margin",
     "TrainingRun",
+    "TRAIN_LOSS_FRACTION",
+    "trained",
+    "hierarchy_trained",
     "log_times",
     "required_features",
     "init_net",

@@ -69,6 +69,10 @@ class SweepSizes:
     #                            not 16: 16 made the ci chapter about 35% slower
     slope_replicas: int = 96  # coarse replicas at the smallest k: the slope's noisiest end (fewest subclasses to
     #                           average the lucky-neuron counts over) and, with the largest k, its only lever arm
+    lever_replicas: int = 16  # coarse replicas at the largest k, the slope's other lever arm: per-replica sd of
+    #                           ln(hard margin) 0.19-0.27 at k = 4 and 0.19-0.25 at k = 16 (a ci run's 96 and 12
+    #                           replicas; the stored slope se with 8 and with 96/12 replicas), and a k = 16 replica
+    #                           costs about five at k = 4: with 96 at k = 4 the k = 16 end carried most of the variance
     fine_replicas: int = 3
     n_test: int = 20  # test samples per subclass, normal and hard
     rhos: tuple[float, ...] = tuple(round(0.025 * i, 3) for i in range(17))  # distractor grid 0 .. 0.4
@@ -82,7 +86,8 @@ class LogTimeSizes:
 
     k: int = 8
     steps: int = 1200
-    replicas: int = 4
+    replicas: int = 6  # log_constant's mean over replicas and classes: its se, from 6 values at 3 replicas, ranged
+    #                    0.002-0.024 over the seeds and its distance from failing was under 2 seed-level sd
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,7 +156,7 @@ BOOK = GranularitySizes()
 CI = override(
     BOOK,
     sweep={"fine_ks": (4, 8)},  # fine k = 16 has 32 heads of ~350 neurons at d = 48 for 640 steps: minutes
-    logtime={"steps": 600, "replicas": 3},  # the slope is fitted on [T/4, T]: 600 steps already reach F ~ 4.5
+    logtime={"steps": 600},  # the slope is fitted on [T/4, T]: 600 steps already reach F ~ 4.5
     pruning={"steps": 100},  # the unpruned network has 2 x 2222 neurons in float64
     hierarchy={"steps": 100,  # fewer steps: the eight label functions cost as much as the sweep otherwise
                "oversplit": 2,  # G = 16 instead of 32 heads

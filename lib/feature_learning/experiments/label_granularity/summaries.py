@@ -94,7 +94,7 @@ def sweep_summary(sweep: Sweep, early: int) -> dict[tuple[str, int], dict[str, n
             "k_hard_over_normal": (k * ev.hard_margin / ev.normal_margin).numpy(),
             "normal_acc": ev.normal_acc.numpy(), "hard_acc0": ev.hard_acc[:, 0].numpy(),
             "hard_other": ev.hard_other.numpy(), "rho_half": ev.rho_half.numpy(),
-            "final_loss": r.loss[-1].numpy(),
+            "final_loss": ev.loss.numpy(),  # on the n_test fresh samples per subclass, not the 2 of the log
         }
     return out
 
@@ -150,8 +150,9 @@ def margin_table(sweep: Sweep, summary: dict) -> list[list]:
     for labels in ("coarse", "fine"):
         for k in sweep.ks(labels):
             (hm, hse), nm = mean_se(summary[(labels, k)]["hard_margin"]), np.mean(summary[(labels, k)]["normal_margin"])
+            rho = np.mean(summary[(labels, k)]["rho_half"])
             rows.append([labels, k, f"{nm:.2f}", f"{hm:.3f} ± {hse:.3f}", f"{k * hm / nm:.3f}",
-                         f"{np.mean(summary[(labels, k)]['rho_half']):.3f}"])
+                         "—" if np.isnan(rho) else f"{rho:.3f}"])
     return rows
 
 
@@ -178,7 +179,8 @@ def untrained_evaluation(size: GranularitySizes, run: Run, k: int, labels: str) 
     replicas = sw.coarse_replicas if labels == "coarse" else sw.fine_replicas
     net = init_net(model, model.data(k), labels, replicas, run.generator("init", "sweep", k, labels), True,
                    run.device)
-    return evaluate(net, model, k, labels, sw.n_test, sw.rhos, run.generator("test", k, labels), device=run.device)
+    return evaluate(net, model, k, labels, sw.n_test, sw.rhos[:1], run.generator("test", k, labels),
+                    device=run.device)  # rho = 0: the nulls read margins and accuracies, no distractor grid
 
 
 def feature_estimates(summary: dict, sw: SweepSizes) -> dict[str, Estimate]:
@@ -209,6 +211,18 @@ def slope_estimate(sweep: Sweep, labels: str, replicas: slice = slice(None), nul
     m, se = (np.array(v) for v in zip(*stats, strict=True))
     return Estimate(float((x * m).sum() / (x * x).sum()), float(np.sqrt((x * x * se * se).sum()) / (x * x).sum()),
                     null)
+
+
+def trained(*runs) -> tuple[int, int]:
+    """(replicas that reached their training target, replicas) over the runs a claim reads (``TrainingRun`` or
+    ``HierarchyRun``, each with ``reached()``): the claim's ``trained=``."""
+    reached = [r.reached() for r in runs]
+    return int(sum(int(x.sum()) for x in reached)), int(sum(x.numel() for x in reached))
+
+
+def hierarchy_trained(hier: dict[str, HierarchyRun], *names: str) -> tuple[int, int]:
+    """:func:`trained` over the hierarchy runs of the label functions ``names``."""
+    return trained(*(hier[name] for name in names))
 
 
 def halves_rate(values, test) -> tuple[int, int]:
