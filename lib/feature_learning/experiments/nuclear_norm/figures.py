@@ -48,11 +48,12 @@ def finite_sample_figure(fs: FiniteSample):
     return plot_panels([Panel(
         [Curve([m.lam for m in big], [m.ood_accuracy for m in big], f"OOD acc, batch {f.nu_batch} > d", "o-"),
          Curve([m.lam for m in small], [m.ood_accuracy for m in small], f"OOD acc, batch {f.nu_small_batch} < d",
-               "s-")],
+               "s-", kwargs={"ms": 9})],  # drawn larger than the twin axis's hollow triangle that may sit on it
         title=f"ERM-NU on the linear model, r={f.r}, d={f.d}, n={f.n}", xlabel=r"$\lambda$", ylabel="OOD accuracy",
         xscale="log", ylim=(-0.05, 1.05), legend="center left",
         guides=[Guide(fs.get("ERM-l2").ood_accuracy, "ERM-l2", style=":")],
-        twin=[Curve([m.lam for m in big], [m.stable_rank for m in big], f"stable rank, batch {f.nu_batch}", "C2^--")],
+        twin=[Curve([m.lam for m in big], [m.stable_rank for m in big], f"stable rank, batch {f.nu_batch}", "C2^--",
+                     kwargs={"mfc": "none"})],
         twin_ylabel="stable rank of OOD features",
     )], width=6.0, height=3.6)
 
