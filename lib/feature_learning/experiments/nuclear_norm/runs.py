@@ -533,8 +533,8 @@ def evaluate(net, head_w, head_b, x: torch.Tensor, y: torch.Tensor, L: int, S: i
 
 def domain_analogue(size: NuclearSizes, run: Run, which: str, *, lambdas=None, classes: int | None = None,
                     mixup: float = 0.0) -> Analogue:
-    """``which`` = "synthetic" (E6-S: class codes, orthogonal + tanh mixer, two training domains gamma = 0.35, 0.25,
-    ID test 0.3, OOD tests ``ood_gammas``) or "digits" (E6-B: the bundled digits split into two training domains
+    """``which`` = "synthetic" (class codes, orthogonal + tanh mixer, two training domains gamma = 0.35, 0.25,
+    ID test 0.3, OOD tests ``ood_gammas``) or "digits" (the bundled digits split into two training domains
     and an OOD test set, each with an environmental block of u class-coded coordinates). ``lambdas`` (default: the
     sizes' grid), ``classes`` (the synthetic task's class count; default: the sizes') and ``mixup`` (the Beta
     parameter of Mixup training, 0: ERM) vary the training; the data of a seed depend only on ``which`` and
@@ -587,7 +587,7 @@ def domain_analogue(size: NuclearSizes, run: Run, which: str, *, lambdas=None, c
 
 def stable_rank_scaling(generator: torch.Generator) -> tuple[float, float]:
     """How the stable rank of 2M compares with that of M (a random 50 x 10 matrix): ours, ||M||_F^2 / ||M||_2^2,
-    and the source's printed ||M||_F^2 / ||M||_2 (line 1753). A rank is scale-free: the ratio must be 1."""
+    and the source's printed ||M||_F^2 / ||M||_2 (Sec. 6.3.3). A rank is scale-free: the ratio must be 1."""
     m = torch.randn(50, 10, generator=generator, dtype=DTYPE)
 
     def printed(x):

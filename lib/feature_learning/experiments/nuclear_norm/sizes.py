@@ -14,14 +14,14 @@ DTYPE = torch.float64  # the population solver and the linear model: float64 (id
 # -- sizes -----------------------------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class PopulationSizes:
-    r: int = 64  # invariant features (the notes' E6-T(a): 3/sqrt(r) = 0.375 < gamma, d > r/gamma^2 + r = 380)
+    r: int = 64  # invariant features (3/sqrt(r) = 0.375 < gamma, d > r/gamma^2 + r = 380)
     d: int = 400
     gamma: float = 0.45
     samples: int = 200_000  # Monte-Carlo draws of (S_R, S_U), shared by every lambda
     lambdas: tuple[float, ...] = (1e-3, 1e-2, 1e-1, 1.0, 3.0)
     full_samples: int = 40_000  # draws of the full z for the d-dimensional optimum
     full_lambda: float = 0.1
-    sweep_r: int = 49  # OOD accuracy against d - r (the notes' C6-12 table)
+    sweep_r: int = 49  # OOD accuracy against d - r
     sweep_gaps: tuple[int, ...] = (10, 25, 40, 50, 55, 60, 65, 75, 100, 251, 300, 400)  # r/gamma^2 = 242
     sweep_lambda: float = 0.01
     support_r: int = 3  # exhaustive search over supports (Lemma 6.2)
@@ -67,7 +67,7 @@ class ToySizes:
 
 @dataclasses.dataclass(frozen=True)
 class AnalogueSizes:
-    classes: int = 5  # E6-S: D = r + u = 64, 5 classes
+    classes: int = 5  # D = r + u = 64, 5 classes
     r: int = 16
     u: int = 48
     train_gammas: tuple[float, ...] = (0.35, 0.25)  # two training domains
@@ -75,7 +75,7 @@ class AnalogueSizes:
     ood_gammas: tuple[float, ...] = (0.0, -0.3)  # the first is the headline test domain
     n_per_domain: int = 2000
     n_test: int = 4000
-    digits_train: tuple[int, int] = (600, 600)  # E6-B: two training domains of digits, the rest is the OOD test
+    digits_train: tuple[int, int] = (600, 600)  # two training domains of digits, the rest is the OOD test
     digits_u: int = 32
     width: int = 128
     features: int = 32
