@@ -77,5 +77,6 @@ from feature_learning.experiments.contrastive.sizes import (  # noqa: F401
 )
 from feature_learning.experiments.contrastive.source_map import (  # noqa: F401
     LINEAR_ANALOGUE,
+    LINEAR_ONLY,
     source_map,
 )

@@ -103,7 +103,7 @@ class EncodingSizes:
 
 @dataclasses.dataclass(frozen=True)
 class NonlinearSizes:
-    """The notes' nonlinear prototype (E7-T6): an MLP encoder trained by InfoNCE on a random nonlinear mixing."""
+    """The source notes' nonlinear prototype: an MLP encoder trained by InfoNCE on a random nonlinear mixing."""
     ns: tuple[int, ...] = (1, 2, 3, 4)  # pre-training on the first n tasks
     mixing_width: int = 128
     inputs: int = 64
