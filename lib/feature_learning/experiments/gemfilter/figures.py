@@ -54,7 +54,7 @@ def layers_figure(model: RopeDecoder, probe: Probe, loc: Localisation, k: int):
                               xlabel="layer r", ylabel="fraction of prompts", ylim=(0, 1.05), ticks_at_x=True,
                               legend=None))
     # the legend goes below the panel: inside it would cover the points of the early layers
-    axes[2].legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize="small", frameon=False)
+    axes[2].legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
     fig.tight_layout()
     return fig
 
