@@ -167,8 +167,8 @@ def hierarchy_table(hier: dict[str, HierarchyRun], rhos) -> list[list]:
 
 
 # ---- the claims' estimates and nulls -------------------------------------------------------------------------------
-ROBUSTNESS_GAP = 0.02  # rho_1/2 differences: fixed in advance (a fifth of the notes' pilot gap 0.1 at k = 8), so
-#                        that the null "a learner against itself" (difference 0) fails
+ROBUSTNESS_GAP = 0.02  # rho_1/2 differences: fixed in advance (a fifth of the gap 0.1 at k = 8 in the source notes'
+#                        calibration run), so that the null "a learner against itself" (difference 0) fails
 
 
 @torch.no_grad()
