@@ -51,7 +51,8 @@ def logits_in_chunks(model, inputs: torch.Tensor, chunk: int = EVAL_CHUNK) -> to
 def regularized_objective(net: PolyNet, inputs: torch.Tensor | None, labels: torch.Tensor,
                           lam: float | torch.Tensor) -> torch.Tensor:
     """Definition 4.1: mean cross-entropy + lambda ||theta||_{2,k+1} (the norm is not squared), summed over replicas.
-    ``inputs`` None: all of Z_p^k in ``all_tuples`` order (:meth:`~feature_learning.models.poly_net.PolyNet.grid`); ``lam``: one value, or one per
+    ``inputs`` None: all of Z_p^k in ``all_tuples`` order
+    (:meth:`~feature_learning.models.poly_net.PolyNet.grid`); ``lam``: one value, or one per
     replica."""
     logits = net.grid() if inputs is None else net(inputs)  # (R, N, p)
     ce = F.cross_entropy(logits.flatten(0, 1), labels.repeat(net.replicas), reduction="none")
