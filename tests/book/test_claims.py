@@ -767,6 +767,7 @@ def test_a_relation_written_with_tex_or_unicode_letters_is_the_same_test():
 
 
 def test_a_code_span_in_a_claim_text_is_set_as_code():
-    from feature_learning.book.claims import _text
+    from feature_learning.book.claims import text_html
 
-    assert _text("the claim `x_1` at `ci`, $a < b$") == "the claim <code>x_1</code> at <code>ci</code>, \\(a &lt; b\\)"
+    expected = "the claim <code>x_1</code> at <code>ci</code>, \\(a &lt; b\\)"
+    assert text_html("the claim `x_1` at `ci`, $a < b$") == expected

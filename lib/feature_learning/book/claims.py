@@ -263,7 +263,7 @@ def inline_math(text: str) -> str:
 _INLINE_CODE = re.compile(r"`([^`$\n]+)`")
 
 
-def _text(value: Any) -> str:
+def text_html(value: Any) -> str:
     """A claim's or source result's text as HTML: escaped, its ``$...$`` math handed to MathJax and its Markdown
     ``code`` spans (a claim id, a profile) set as code."""
     return inline_math(_INLINE_CODE.sub(r"<code>\1</code>", html.escape(str(value))))
@@ -911,26 +911,26 @@ def status_note(claim: dict) -> str:
 def claim_statement(claim: dict) -> str:
     """The row under the claim's numbers, as HTML: what the claim says (and how it was revised, if it was), then in
     small print its kind, where it sits in the source, its null model and the status's explanation."""
-    statement = _text(claim["statement"])
+    statement = text_html(claim["statement"])
     if claim.get("revised"):
-        statement += f" <em>Revised: {_text(claim['revised'])}</em>"
-    details = [f"<span class='claim-kind'>{html.escape(claim.get('kind', '?'))}</span>", _text(claim["where"])]
+        statement += f" <em>Revised: {text_html(claim['revised'])}</em>"
+    details = [f"<span class='claim-kind'>{html.escape(claim.get('kind', '?'))}</span>", text_html(claim["where"])]
     if claim.get("null_model"):
-        details.append(f"null: {_text(claim['null_model'])}")
+        details.append(f"null: {text_html(claim['null_model'])}")
     note = status_note(claim)
     if note:
-        details.append(_text(note))
+        details.append(text_html(note))
     if claim.get("near_bound"):
-        details.append(f"close to its bound at some seeds: {_text(claim['near_bound'])}")
+        details.append(f"close to its bound at some seeds: {text_html(claim['near_bound'])}")
     return f"{statement} <small class='claim-details'>{' · '.join(details)}</small>"
 
 
 def claim_cells(claim: dict) -> list[str]:
     """One claim's numbers as HTML cells of ``COLUMNS`` (the rest of it: :func:`claim_statement`)."""
-    null = _text(format_value(claim["null"])) if claim.get("null_model") else "—"
+    null = text_html(format_value(claim["null"])) if claim.get("null_model") else "—"
     source = format_value(claim["source_value"]) if claim.get("source_value") is not None else "—"
-    return [code_id(claim["id"]), _text(source), html.escape(_ours(claim)), null,
-            _text(claim["relation"]), badge(claim["status"])]
+    return [code_id(claim["id"]), text_html(source), html.escape(_ours(claim)), null,
+            text_html(claim["relation"]), badge(claim["status"])]
 
 
 def code_id(claim_id: str) -> str:
@@ -998,7 +998,8 @@ def _profile_cell(entry: dict, lifted: frozenset[str] = frozenset()) -> str:
                      else f" <small>(all {n} seeds)</small>")
         if profile == "full" and status is None and statuses.get("full_note"):
             note = statuses["full_note"]
-            text += "<br><small>" + ("not graded: see above the table" if note in lifted else _text(note)) + "</small>"
+            shown = "not graded: see above the table" if note in lifted else text_html(note)
+            text += f"<br><small>{shown}</small>"
         lines.append(f"<code>{profile}</code> {text}")
     return "<br>".join(lines) or "—"
 
@@ -1008,12 +1009,12 @@ def source_cells(entry: dict, claims: dict[str, dict] | None = None, lifted: fro
     that carry it, or why there are none), where it is in the source, its status at each profile (a note on the
     ``full`` record that is one of ``lifted`` is shown once above the table), its verdict (a result reproduced at the
     source's scale on an analogue says so)."""
-    what = _text(entry["what"])
+    what = text_html(entry["what"])
     if entry.get("analogue"):
-        what += f"<br><small>analogue: {_text(entry['analogue'])}</small>"
+        what += f"<br><small>analogue: {text_html(entry['analogue'])}</small>"
     for key, label in (("not_attempted", "not attempted: "), ("not_testable", "not testable here: "), ("note", "")):
         if entry.get(key):
-            what += f"<br><small>{label}{_text(entry[key])}</small>"
+            what += f"<br><small>{label}{text_html(entry[key])}</small>"
     carried = ", ".join(code_id(c) for c in entry["claims"]) or "—"
     what += f"<br><small>carried by: {carried}</small>"
     status = entry.get("verdict") or entry.get("status") or "?"
@@ -1024,7 +1025,7 @@ def source_cells(entry: dict, claims: dict[str, dict] | None = None, lifted: fro
     if undecided and status not in (STATUS_INCONCLUSIVE, STATUS_FAIL):  # (the verdicts share these words)
         cell += (f"<br><small>{len(undecided)} of its {len(entry['claims'])} claims inconclusive: "
                  + ", ".join(code_id(c) for c in undecided) + "</small>")
-    return [what, _text(entry["where"]), _profile_cell(entry, lifted), cell]
+    return [what, text_html(entry["where"]), _profile_cell(entry, lifted), cell]
 
 
 def shared_full_notes(ledger: dict, at_least: int = 3) -> frozenset[str]:
@@ -1037,8 +1038,8 @@ def shared_full_notes(ledger: dict, at_least: int = 3) -> frozenset[str]:
 def errata_cells(erratum: dict) -> list[str]:
     """One erratum as HTML cells of ``ERRATA_COLUMNS``."""
     checked = ", ".join(code_id(c) for c in erratum["claims"]) or "no check here"
-    return [_text(erratum["where"]), _text(erratum["printed"]),
-            f"{_text(erratum['correct'])}<br><small>checked by: {checked}</small>", badge(erratum["status"])]
+    return [text_html(erratum["where"]), text_html(erratum["printed"]),
+            f"{text_html(erratum['correct'])}<br><small>checked by: {checked}</small>", badge(erratum["status"])]
 
 
 def errata_html(ledger: dict, box: str | None = CHAPTER_BOX) -> str:
@@ -1061,7 +1062,7 @@ def source_map_html(ledger: dict, box: str | None = CHAPTER_BOX, definitions: st
     claims = {c["id"]: c for c in ledger.get("claims", [])}
     rows = [source_cells(s, claims, lifted=lifted) for s in ledger.get("sources", [])]
     link = f" <a href='{definitions}'>What the verdicts mean</a>." if definitions else ""
-    above = "".join(f"<p><small>At the source's scale: {_text(note)}.</small></p>" for note in sorted(lifted))
+    above = "".join(f"<p><small>At the source's scale: {text_html(note)}.</small></p>" for note in sorted(lifted))
     return (f"<p><strong>{html.escape(source_headline(ledger), quote=False)}</strong>{link}</p>" + above
             + html_table(SOURCE_COLUMNS, rows, "claims-table source-map mathjax_process", box)
             + errata_html(ledger, box))

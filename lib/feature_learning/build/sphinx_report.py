@@ -31,13 +31,13 @@ from feature_learning.book.claims import (
     full_run_summary,
     headline,
     html_table,
-    inline_math,
     load_ledgers,
     project_root,
     source_cells,
     source_headline,
     source_map_html,
     tally,
+    text_html,
 )
 from feature_learning.book.status import AT_SCALE, VERDICTS, VERIFIED, failing_distances, verdict_counts
 from feature_learning.build.notebooks import toc_notebooks
@@ -222,7 +222,7 @@ def _distance_nodes(sweep: dict | None) -> list[nodes.Node]:
     rows = [[html.escape(r["chapter"]), code_id(r["claim"]), f"{r['z']:.2f}",
              html.escape(", ".join(f"{d:.3g}" for d in r["distances"]))
              + ("" if r["has_se"] else " <small>(the sweep stored no se: margins alone)</small>"),
-             inline_math(html.escape(r["reason"] or "none given"))]  # a reason may hold $...$ math
+             text_html(r["reason"] or "none given")]
             for r in failing_distances(sweep)]
     text = ("Claims that pass at every seed of the sweep but whose distance from failing, |margin| − 2 se, averages "
             "fewer than three of its own standard deviations over the seeds: " + (f"{len(rows)}." if rows else "none."))
