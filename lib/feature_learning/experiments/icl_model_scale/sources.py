@@ -112,7 +112,7 @@ SOURCE_MAP = [
 def waiting_for_full(chapter, ledger) -> str:
     """The source results whose verdict waits for a run at the source's scale: graded, as ``chapter.close()`` grades
     them, with the stored ``full`` record and seed sweep; named by where they are in the source, with how many results
-    each place holds ("Thm 5.4.1 (one result), Fig. 5.1 (3 results)"), or "none"."""
+    each place holds ("Thm 5.4.1 (one result), Fig. 5.1 (three results)"), or "none"."""
     from feature_learning.book.claims import stored_sweep
     from feature_learning.book.provenance import sizes_digest
 
@@ -124,5 +124,6 @@ def waiting_for_full(chapter, ledger) -> str:
         if "not run at the source's scale yet" in (entry.get("verdict") or ""):
             place = entry["where"].split(",")[0]
             places[place] = places.get(place, 0) + 1
-    return ", ".join(f"{place} ({'one result' if k == 1 else f'{k} results'})"
+    words = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+    return ", ".join(f"{place} ({words[k] if k < len(words) else k} result{'' if k == 1 else 's'})"
                      for place, k in places.items()) or "none"
