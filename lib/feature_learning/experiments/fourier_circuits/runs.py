@@ -694,7 +694,8 @@ def record_fit_claims(ledger, grok: dict[int, GrokRun]) -> None:
                     inconclusive="one $k=4$ transformer in six (3 of 18 over chapter seeds 0-5) stays short of 99% "
                     f"training accuracy within {steps:.0f} steps, so whether every one fits varies with the seed")
     ledger.holds("fit_steps_grow_with_k", "The median steps to 99% training accuracy grow with $k$ (over the sweep's "
-                 f"$(k, p)$; {CENSORED})", "Sec 4.5 (L1255-1259)", kind="reproduction", measured=fit_steps_text(grok),
+                 f"$(k, p)$; {CENSORED})", "Sec 4.5 (Grokking under different $k$)", kind="reproduction",
+                 measured=fit_steps_text(grok),
                  condition=fit_steps_grow(grok), relation="median steps to fit strictly increase with $k$",
                  source_value="more steps to fit as $k$ grows",
                  null=Null("equal steps", "steps to fit independent of $k$", passes=False),
