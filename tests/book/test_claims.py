@@ -771,3 +771,16 @@ def test_a_code_span_in_a_claim_text_is_set_as_code():
 
     expected = "the claim <code>x_1</code> at <code>ci</code>, \\(a &lt; b\\)"
     assert text_html("the claim `x_1` at `ci`, $a < b$") == expected
+
+
+def test_trained_runs_sums_pairs_and_flags():
+    """A claim reading several groups of runs: pairs and reached flags (bool, list, array, tensor) summed."""
+    import numpy as np
+    import torch
+
+    from feature_learning.book.claims import trained_runs
+
+    assert trained_runs((2, 4), (3, 3)) == (5, 7)
+    assert trained_runs(True, False) == (1, 2)
+    assert trained_runs(np.array([[True, False], [True, True]]), torch.tensor([False]), [True]) == (4, 6)
+    assert trained_runs() == (0, 0)

@@ -64,6 +64,8 @@ from feature_learning.book.status import (  # noqa: E402  (the statuses' one hom
     AT_SCALE,
     AT_SCALE_ONLY,
     CONFIRMED,
+    FAILING,
+    INCONCLUSIVE,
     NOISE_SES,
     SOURCE_SCALE,
     STATUS_BELOW_SCALE,
@@ -447,6 +449,23 @@ def full_run_glue(run: dict | None) -> dict[str, str]:
         out[f"full_{c['id']}"] = format_value(c.get("measured"))
         out[f"full_{c['id']}_status"] = c["status"]
     return out
+
+
+def trained_runs(*parts: Any) -> tuple[int, int]:
+    """The ``trained=`` of a claim that reads several groups of runs: (runs that reached their training target, runs).
+    Each part is a ``(reached, runs)`` pair, or the runs' reached flags (a bool, or a boolean array or tensor, one per
+    run); the parts are summed."""
+    reached = runs = 0
+    for part in parts:
+        if isinstance(part, tuple):
+            r, n = part
+        elif isinstance(part, bool):
+            r, n = int(part), 1
+        else:
+            flags = [bool(v) for v in (part.reshape(-1).tolist() if hasattr(part, "reshape") else part)]
+            r, n = sum(flags), len(flags)
+        reached, runs = reached + int(r), runs + int(n)
+    return reached, runs
 
 
 def claims_dir() -> Path:
@@ -1022,7 +1041,7 @@ def source_cells(entry: dict, claims: dict[str, dict] | None = None, lifted: fro
     if entry.get("analogue") and status in (AT_SCALE, AT_SCALE_ONLY):
         cell += "<br><small>on an analogue (see the result's text)</small>"
     undecided = [cid for cid in entry["claims"] if (claims or {}).get(cid, {}).get("status") == STATUS_INCONCLUSIVE]
-    if undecided and status not in (STATUS_INCONCLUSIVE, STATUS_FAIL):  # (the verdicts share these words)
+    if undecided and status not in (INCONCLUSIVE, FAILING):
         cell += (f"<br><small>{len(undecided)} of its {len(entry['claims'])} claims inconclusive: "
                  + ", ".join(code_id(c) for c in undecided) + "</small>")
     return [what, text_html(entry["where"]), _profile_cell(entry, lifted), cell]
