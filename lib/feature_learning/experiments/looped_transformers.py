@@ -585,7 +585,8 @@ def error_against_context_figure(rows: list[ContextRow], loops: int, target: flo
     mine = [r for r in rows if r.loops == loops]
     ns = [r.n for r in mine]
     panel = Panel([Curve(ns, [float(r.error.median()) for r in mine], f"median error, T={loops}", "o-"),
-                   Curve(ns, [float(r.bound.median()) for r in mine], r"median bound $e^{-T/(2\kappa)}$", "s--")],
+                   Curve(ns, [float(r.bound.median()) for r in mine], r"median bound $|\alpha|e^{-T/(2\kappa)}$",
+                         "s--")],
                   xlabel="context size n", ylabel=r"$|\langle TF,\theta^*\rangle-\alpha|$",
                   guides=[Guide(target, style="-")], xscale="log", yscale="log")
     return plot_panels([panel], width=5.0, height=3.4)
@@ -593,3 +594,9 @@ def error_against_context_figure(rows: list[ContextRow], loops: int, target: flo
 
 def strictly_decreasing(values) -> bool:
     return all(a > b for a, b in zip(values[:-1], values[1:], strict=True))
+
+
+def power_of_ten(x: float, digits: int = 3) -> str:
+    """A large positive number as prose prints it, "7.92 × 10³⁰" (``digits`` significant digits), not "7.92e+30"."""
+    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(str.maketrans('-0123456789', '⁻⁰¹²³⁴⁵⁶⁷⁸⁹'))}"

@@ -55,7 +55,7 @@ def risk_figure(rs: RiskSweep):
     mc, mc_se, th = rs.slopes()
     curves = []
     for j, sigma in enumerate(rs.sigmas):
-        curves.append(Curve(rs.ranks, rs.mean[0, j], f"MC, sigma={sigma}", "o", f"C{j}", yerr=2 * rs.se[0, j]))
+        curves.append(Curve(rs.ranks, rs.mean[0, j], rf"MC, $\sigma$ = {sigma:g}", "o", f"C{j}", yerr=2 * rs.se[0, j]))
         curves.append(Curve(rs.ranks, rs.closed[0, j], style="-", color=f"C{j}"))
     return plot_panels([
         Panel(curves, xlabel="rank r", ylabel=f"evaluation risk, M={rs.Ms[0]}"),
@@ -68,7 +68,8 @@ def risk_figure(rs: RiskSweep):
 def best_rank_figure(tr: Tradeoff):
     curves = []
     for j, sigma in enumerate(tr.best_sigmas):
-        curves.append(Curve(tr.ranks, tr.ew_closed[j], f"sigma={sigma}, best r={tr.best_closed[j]}", "-", f"C{j}"))
+        label = rf"$\sigma$ = {sigma:g}, best r = {tr.best_closed[j]}"
+        curves.append(Curve(tr.ranks, tr.ew_closed[j], label, "-", f"C{j}"))
         curves.append(Curve(tr.ranks, tr.ew_mean[j], style="o", color=f"C{j}", yerr=2 * tr.ew_se[j],
                             kwargs={"ms": 3}))
     return plot_panels([Panel(curves, xlabel="rank r", ylabel=r"$\mathbb{E}_w$ risk, M=16")],
