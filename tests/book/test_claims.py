@@ -286,6 +286,10 @@ def test_headline_counts_source_results_by_their_verdict_and_errata_apart():
         "scale yet, 1 theorem verification; 1 not reproduced; 1 not testable here; 1 not attempted; "
         "2 errata (1 confirmed by a check).")
     assert headline(data["claims"]).startswith("Claims: 4 reproduction (1 not reproduced, 1 not testable, 2 pass)")
+    from feature_learning.book.claims import errata_html
+
+    table = errata_html(data)
+    assert all(f"<code>{e['id']}</code>" in table for e in data["errata"]), "each erratum shows its id"
 
 
 def test_a_ledger_rebuilt_from_its_json_grades_as_the_original():
@@ -607,7 +611,10 @@ def test_a_result_is_graded_at_each_profile_and_by_its_most_faithful_run():
     led.attach_stored(full=_full_record(None, stopped=True, error="at 513 s") | {"ledger": None})
     assert "stopped unfinished: at 513 s" in led.to_json()["sources"][0]["statuses"]["full_note"]
     html = source_map_html(led.to_json())
-    assert "<code>ci</code> reproduced on an analogue" in html and "<code>full</code> not run" in html
+    assert "<code>ci</code> reproduced on an analogue" in html
+    assert "<code>full</code> not graded by its stored run<br><small>the stored run" in html
+    led.attach_stored(full=None)
+    assert "<code>full</code> not run<" in source_map_html(led.to_json()), "no stored run at all"
 
 
 def test_a_stored_claim_is_regraded_under_the_present_declarations():

@@ -66,6 +66,7 @@ from feature_learning.book.status import (  # noqa: E402  (the statuses' one hom
     CONFIRMED,
     FAILING,
     INCONCLUSIVE,
+    NO_FULL_RUN,
     NOISE_SES,
     SOURCE_SCALE,
     STATUS_BELOW_SCALE,
@@ -1009,14 +1010,16 @@ def _profile_cell(entry: dict, lifted: frozenset[str] = frozenset()) -> str:
         status = statuses.get(profile)
         if status is None and profile != "full":
             continue
-        text = html.escape(status) if status else "not run"
+        note = statuses.get("full_note") if profile == "full" and status is None else None
+        if note == NO_FULL_RUN:
+            note = None
+        text = html.escape(status) if status else ("not graded by its stored run" if note else "not run")
         seeds = statuses.get("seeds")
         if profile == (seeds or {}).get("profile"):
             held, n = seeds["rate"]
             text += (f" <small>(its test passes at {held} of {n} seeds)</small>" if seeds["status"] == "inconclusive"
                      else f" <small>(all {n} seeds)</small>")
-        if profile == "full" and status is None and statuses.get("full_note"):
-            note = statuses["full_note"]
+        if note:
             shown = "not graded: see above the table" if note in lifted else text_html(note)
             text += f"<br><small>{shown}</small>"
         lines.append(f"<code>{profile}</code> {text}")
@@ -1057,7 +1060,7 @@ def shared_full_notes(ledger: dict, at_least: int = 3) -> frozenset[str]:
 def errata_cells(erratum: dict) -> list[str]:
     """One erratum as HTML cells of ``ERRATA_COLUMNS``."""
     checked = ", ".join(code_id(c) for c in erratum["claims"]) or "no check here"
-    return [text_html(erratum["where"]), text_html(erratum["printed"]),
+    return [f"{text_html(erratum['where'])}<br><small>{code_id(erratum['id'])}</small>", text_html(erratum["printed"]),
             f"{text_html(erratum['correct'])}<br><small>checked by: {checked}</small>", badge(erratum["status"])]
 
 
