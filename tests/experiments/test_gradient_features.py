@@ -119,3 +119,38 @@ def test_alternative_cone_enumeration_matches_majority_coefficients():
         enum, width = alternative_cone_distance(d, k)
         formula, _ = alternative_cone_distance(d, k, enumerate_=False)
         assert abs(enum - formula) < 1e-12 and enum < width
+
+
+def test_merged_bump_network_has_k_plus_3_units_and_the_merged_norm():
+    t, a = gf.merged_bump(5)
+    assert len(t) == 8 and float(t.abs().min()) > 0  # the thresholds at the even lattice points cancel
+    assert abs(float(a.pow(2).sum()) - (4 * 25 + 6 * 5)) < 1e-9  # ||a||^2 = r (4k^2 + 6k)
+
+
+def test_lemma314_network_and_learning_order_run():
+    run = start_run("ci", 0, "cpu")
+    size = gf.GoodNetworkSizes(m=49, n_step=2000, n_test=300, seeds=2)
+    lb = gf.lemma314_network(size, run)
+    assert lb.per == 7 and lb.accuracy.shape == (2, 3, 2) and lb.hinge.shape == (2, 3, 2)
+    assert int(lb.a_norms[0, 0]) == 8 * 7 and (lb.mismatch >= 0).all()
+    par = gf.parity_comparison(TINY.parity, run)
+    lo = gf.learning_order(TINY.parity, run, par)
+    assert lo.accuracy.shape == (len(gf.checkpoints(TINY.parity.steps)), 3, 2)
+    assert lo.first.shape == (3, 2) and ((lo.first >= 0) | lo.first.isinf()).all()
+
+
+def test_lemma314_support_picks_distinct_units_on_the_side_of_each_threshold():
+    run = start_run("ci", 0, "cpu")
+    par = gf.parity_comparison(TINY.parity, run)
+    t, _ = gf.merged_bump(TINY.parity.k)
+    idx, mismatch = gf.lemma314_support(par.step_one, par.G, par.directions[0], t, par.recipe.b_tilde, 2)
+    assert idx.shape == (2, 2 * len(t)) and all(len(set(row.tolist())) == idx.shape[1] for row in idx)
+    kinks = gf.runs.kinks(par.step_one, par.directions[0])
+    chosen = torch.gather(kinks, 1, idx)
+    finite = torch.isfinite(mismatch)
+    assert (torch.sign(chosen[finite]) == torch.sign(t.repeat(2)[None].expand_as(idx)[finite])).all()
+
+
+def test_checkpoints_cover_every_early_step_and_the_last():
+    at = gf.checkpoints(100)
+    assert at[:12] == list(range(12)) and at[-1] == 100 and at == sorted(set(at))

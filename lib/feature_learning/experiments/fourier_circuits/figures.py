@@ -51,14 +51,14 @@ def split_figure(result: SplitRun):
 
 
 def attention_figure(result: AttentionConcentration, size: GrokSizes):
-    """Figure 4.3: three heads of the seed whose heads are most concentrated, and their 2-D power spectra."""
+    """Figure 4.3: three heads of the replica whose heads are most concentrated, and their 2-D power spectra."""
     return attention_heads(result.trained[result.best_seed, : min(3, size.heads)],
                            title=f"One-layer transformer, k={result.k}, p={result.p} "
-                                 f"(seed {result.best_seed} of {result.trained.shape[0]})")
+                                 f"(replica {result.best_seed + 1} of {result.trained.shape[0]})")
 
 
 def grokking_figure(grok: dict[int, GrokRun]):
-    """Figure 4.4: train and validation accuracy for each k (mean and range over seeds)."""
+    """Figure 4.4: train and validation accuracy for each k (mean and range over the replicas)."""
     panels = [Panel([Curve(g.trained.history["step"], g.trained.history["train_acc"], "train", color="C0"),
                      Curve(g.trained.history["step"], g.trained.history["test_acc"], "validation", color="C3")],
                     f"k={g.k}, p={g.p}", "training step", "accuracy" if i == 0 else "", ylim=(0, 1.02),

@@ -60,6 +60,22 @@ class ParitySizes(OneStepSizes):
 
 
 @dataclasses.dataclass(frozen=True)
+class GoodNetworkSizes:
+    """Lemma 3.14's construction on the structured parity of Experiment 1 (no training): the first step on ``4 m``
+    units and ``n_step`` samples per seed, the sparse a~ of the proof on floor(sqrt(m)) units per threshold of the
+    ground truth, accuracy on ``n_test`` samples per part."""
+
+    d: int = 30
+    k: int = 5
+    p_A: float = 0.25
+    p_o: float = 0.5
+    m: int = 1000
+    n_step: int = 20_000
+    n_test: int = 4000
+    seeds: int = 4
+
+
+@dataclasses.dataclass(frozen=True)
 class XorSizes(OneStepSizes):
     """The XOR mixture of Refinetti et al. (Assumption B.36): accuracy against d at fixed width."""
 
@@ -137,6 +153,7 @@ class GradientFeatureSizes:
     feature_probability: FeatureProbabilitySizes = FeatureProbabilitySizes()
     linear: LinearSizes = LinearSizes()
     mixture: MixtureSizes = MixtureSizes()
+    good_network: GoodNetworkSizes = GoodNetworkSizes()
 
 
 BOOK = GradientFeatureSizes()
@@ -148,6 +165,7 @@ CI = override(
     uniform={"n_step": 50_000, "steps": 1000, "seeds": 4},  # half the first-step sample and steps: CI time
     multi_index={"widths": (16, 64), "seeds": 4},
     mixture={"steps": 1000, "seeds": 4},  # the XOR experiment's ci steps and seeds
+    good_network={"seeds": 2},  # the same units and samples, half the seeds: CI time
 )
 # The sizes of the stored full run (results/full/gradient_features.json, written 2026-11-27T11:17:15+00:00; the
 # record does not carry them): the chapter's full section describes that run with these, not with FULL.
@@ -170,10 +188,12 @@ FULL_STORED = override(
 # at these sizes with a tenth of the units (m = 50) and one seed measured mass 0.938 (0.938 predicted) and accuracy
 # 0.727 (random features 0.498): the mass is expected to pass, the accuracy at 2000 units is at risk.
 # Lemma 3.21's share p at full: 10^6 unconditioned units per seed (its p ~ 1e-3 at tau = 3 gives ~10^3 hits), G on
-# 2e4 samples; the linear data and the six-centre mixture at the XOR experiment's full width and samples.
+# 2e4 samples; the linear data and the six-centre mixture at the XOR experiment's full width and samples; Lemma
+# 3.14's construction on four times the units (floor(sqrt(m)) = 63 per threshold) and ten times the step's sample.
 FULL = override(FULL_STORED, uniform={"d": 31, "k": 4, "m": 500, "n_step": 10_000_000, "n_fit": 8000, "steps": 4000,
                                       "seeds": 8},
                 feature_probability={"sure_units": 4000, "units": 1_000_000, "n_step": 20_000, "seeds": 8},
                 linear={"m": 2000, "n_step": 200_000, "seeds": 16},
-                mixture={"d": 400, "m": 200, "n_step": 100_000, "n_fit": 8000, "seeds": 16})
+                mixture={"d": 400, "m": 200, "n_step": 100_000, "n_fit": 8000, "seeds": 16},
+                good_network={"m": 4000, "n_step": 200_000, "seeds": 8})
 SIZES = {"ci": CI, "book": BOOK, "full": FULL}
