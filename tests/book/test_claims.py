@@ -494,6 +494,27 @@ def test_a_chapter_pastes_its_stored_full_run_from_the_ledger(tmp_path):
     assert full_run_glue(None)["full_run"] == "No `full` run of this chapter is stored yet."
 
 
+def test_the_stored_full_run_is_quoted_as_the_source_map_grades_it():
+    """Given the chapter's present claims, the pasted sentence grades each stored claim by its present declaration
+    (a claim stored as inconclusive and declared ordinary now fails if it failed) and counts apart the claims stored
+    with an earlier form of their test."""
+    from feature_learning.book.claims import full_run_glue
+
+    led = _mapped_ledger().to_json()
+    first, second = led["claims"][0], led["claims"][1]
+    stored = json.loads(json.dumps(led))
+    stored["claims"][0] |= {"status": "inconclusive", "passed": False, "inconclusive": "then"}
+    stored["claims"][1]["relation"] = "an older test <= 3"
+    run = {"written": "2026-11-27", "seed": 0, "device": "cuda", "ledger": stored}
+    current = {c["id"]: c for c in led["claims"]}
+    glue = full_run_glue(run, current)
+    assert glue[f"full_{first['id']}_status"] == "FAIL" and f"Failing: `{first['id']}`." in glue["full_run"]
+    assert "graded by their present declarations" in glue["full_run"]
+    assert "; 1 stored with an earlier form of their test" in glue["full_counts"]
+    assert second["id"] not in glue["full_failed"]
+    assert full_run_glue(run)[f"full_{first['id']}_status"] == "inconclusive", "without the present claims: as stored"
+
+
 def test_execution_table_reads_each_chapters_glued_run_time(tmp_path):
     from pathlib import Path
 

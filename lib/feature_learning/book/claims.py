@@ -87,8 +87,10 @@ from feature_learning.book.status import (  # noqa: E402  (the statuses' one hom
     entry_status,
     erratum_status,
     profile_statuses,
+    regrade,
     source_headline,
     sweep_knows_noise,
+    test_form,
     verdict,
 )
 
@@ -406,7 +408,7 @@ def full_run_summary(run: dict | None) -> str:
     return head + text
 
 
-def full_run_glue(run: dict | None) -> dict[str, str]:
+def full_run_glue(run: dict | None, current: dict[str, dict] | None = None) -> dict[str, str]:
     """What a chapter's "At the source's scale" section pastes from its stored ``full`` run, so that the page quotes
     the stored ledger instead of numbers typed by hand (glue names without the chapter's prefix):
 
@@ -415,7 +417,11 @@ def full_run_glue(run: dict | None) -> dict[str, str]:
     ``full_counts``, ``full_failed`` (the failing ids, "none" if none); and for each claim of its ledger
     ``full_<id>`` (the measured value as the claims tables print it) and ``full_<id>_status``. A ledger with
     ``read_from`` was rebuilt from the run's executed notebook (its claims tables: ids, statuses, printed values) where
-    the run was stopped after its last cell and before its ledger file was saved; both texts say so."""
+    the run was stopped after its last cell and before its ledger file was saved; both texts say so.
+
+    With ``current`` (the chapter's present claims as JSON, by id), each stored claim whose test has its present form
+    is graded by its present declarations, as the source map grades it (:func:`~feature_learning.book.status.regrade`),
+    and the claims stored with an earlier form of their test, or no longer in the chapter, are counted apart."""
     if run is None:
         return {"full_run": "No `full` run of this chapter is stored yet.", "full_date": "never",
                 "full_counts": "none", "full_failed": "none"}
@@ -437,14 +443,28 @@ def full_run_glue(run: dict | None) -> dict[str, str]:
                 "full_failed": "none"}
         return out
     claims = ledger.get("claims", [])
-    by_status = collections.Counter(c["status"] for c in claims)
+    earlier = []
+    if current is not None:
+        graded = []
+        for c in claims:
+            now = current.get(c["id"])
+            if now is None or test_form(c) != test_form(now):
+                earlier.append(c["id"])
+            else:
+                graded.append({**c, "status": regrade(c, now, True)})
+        claims = graded + [c for c in claims if c["id"] in earlier]
+    graded_claims = [c for c in claims if c["id"] not in earlier]
+    by_status = collections.Counter(c["status"] for c in graded_claims)
     order = [*ACCEPTED, *sorted(set(by_status) - set(ACCEPTED))]
     counts = "; ".join(f"{by_status[s]} {s}" for s in order if s in by_status)  # statuses may hold commas
-    failed = [c["id"] for c in claims if c["status"] not in ACCEPTED]
+    if earlier:
+        counts += f"; {len(earlier)} stored with an earlier form of their test"
+    failed = [c["id"] for c in graded_claims if c["status"] not in ACCEPTED]
     marked = ", ".join(f"`{cid}`" for cid in failed) if failed else "none"
     read = f" Its ledger was not saved; the statuses and values are read from {ledger['read_from']}." \
         if ledger.get("read_from") else ""
-    out |= {"full_run": head + f"Its {len(claims)} claims by status: {counts}. Failing: {marked}.{read}",
+    how = ", graded by their present declarations" if current is not None else ""
+    out |= {"full_run": head + f"Its {len(claims)} claims by status{how}: {counts}. Failing: {marked}.{read}",
             "full_counts": counts, "full_failed": ", ".join(failed) if failed else "none"}
     for c in claims:
         out[f"full_{c['id']}"] = format_value(c.get("measured"))
