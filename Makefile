@@ -11,15 +11,22 @@ CI_NOTEBOOKS := _build/ci-notebooks
 # The one executor of both commands: a pool of one kernel per usable core, one OpenMP/MKL/torch thread each,
 # progress lines as chapters start and finish, failures listed at the end (feature_learning.build.execute).
 EXECUTE := $(BIN)/python -m feature_learning.build.execute run
+# Each phase's wall time: `$(call phase,<name>,start|end)` appends a line to _build/phases.tsv (from the shell, so the
+# install is timed before the package exists); PHASES prints those of this command (feature_learning.build.phases).
+STARTED := $(shell date +%s)
+phase = mkdir -p _build && printf '%s\t%s\t%s\n' "$(1)" "$(2)" "$$(date +%s)" >> _build/phases.tsv
+PHASES = $(BIN)/python -m feature_learning.build.phases --since $(STARTED)
 
 .PHONY: install book test nbval test-cuda gpu site pdf seeds lint benchmark clean
 
 # --no-compile: pip would byte-compile every installed module (about 20 s of a 67 s install on two cores, most of it
 # for modules no chapter imports); Python compiles what is imported, once, on first use.
 $(STAMP): pyproject.toml
+	@$(call phase,install,start)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --no-compile --disable-pip-version-check -e .
 	touch $(STAMP)
+	@$(call phase,install,end)
 
 install: $(STAMP)
 
@@ -34,10 +41,13 @@ book: $(STAMP)
 ifdef FROM
 	$(MAKE) --no-print-directory site FROM=$(FROM) SITE=_build/site
 else
-	@rc=0; $(EXECUTE) --profile $(BOOK_PROFILE) --out $(BOOK_RUNS) $(if $(CHAPTERS),--chapters $(CHAPTERS)) \
+	@rc=0; $(call phase,chapters,start); \
+	$(EXECUTE) --profile $(BOOK_PROFILE) --out $(BOOK_RUNS) $(if $(CHAPTERS),--chapters $(CHAPTERS)) \
 		$(if $(WORKERS),--workers $(WORKERS)) || rc=1; \
+	$(call phase,chapters,end); $(call phase,site,start); \
 	$(BIN)/python -m feature_learning.build.site build --from $(BOOK_RUNS) --claims $(BOOK_RUNS)/_claims \
 		--out _build/site-book --html-root . $(if $(CHAPTERS),--partial) || rc=1; \
+	$(call phase,site,end); $(PHASES); \
 	if [ $$rc != 0 ]; then $(BIN)/python -m feature_learning.build.execute status --out $(BOOK_RUNS); fi; \
 	if [ $$rc = 0 ]; then echo "book: _build/html/index.html"; fi; exit $$rc
 endif
@@ -46,12 +56,14 @@ endif
 # download needs a CDN that these machines cannot reach; the system package installs through apt, as root).
 BROWSER_STAMP := $(VENV)/.browser-stamp
 $(BROWSER_STAMP): $(STAMP)
+	@$(call phase,browser,start)
 	@if [ -x "$$($(BIN)/python -c 'from playwright.sync_api import sync_playwright as s; p = s().start(); print(p.chromium.executable_path); p.stop()')" ] \
 		|| command -v chromium >/dev/null; then echo "browser: found"; \
 	elif command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
 		(apt-get install -y -q chromium || (apt-get update -q && apt-get install -y -q chromium)) >/dev/null; \
 	else $(BIN)/python -m playwright install chromium; fi
 	touch $(BROWSER_STAMP)
+	@$(call phase,browser,end)
 
 # The chapters execute exactly as for `make book` (the same executor: both cores busy, one thread per kernel, none
 # oversubscribed), at the `ci` profile and from scratch; then the unit tests (two pytest workers; the notebook
@@ -62,15 +74,20 @@ $(BROWSER_STAMP): $(STAMP)
 SITE_CI := _build/site-ci
 test: $(STAMP) $(BROWSER_STAMP)
 	rm -rf $(CI_NOTEBOOKS) $(SITE_CI)
-	@rc=0; $(EXECUTE) --profile ci --out $(CI_NOTEBOOKS) --force || rc=1; \
+	@rc=0; $(call phase,chapters,start); $(EXECUTE) --profile ci --out $(CI_NOTEBOOKS) --force || rc=1; \
+	$(call phase,chapters,end); $(call phase,unit and notebook tests,start); \
 	BOOK_EXECUTED=$(CURDIR)/$(CI_NOTEBOOKS) OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
 		$(BIN)/python -m pytest -n 2 -p no:cacheprovider --ignore=tests/site tests || rc=1; \
-	if [ $$rc != 0 ]; then $(BIN)/python -m feature_learning.build.execute status --out $(CI_NOTEBOOKS); fi; exit $$rc
-	@rc=0; $(MAKE) --no-print-directory nbval > _build/nbval.log 2>&1 & nbval=$$!; \
+	$(call phase,unit and notebook tests,end); \
+	if [ $$rc != 0 ]; then $(PHASES); $(BIN)/python -m feature_learning.build.execute status --out $(CI_NOTEBOOKS); fi; \
+	exit $$rc
+	@rc=0; $(call phase,site and nbval,start); $(MAKE) --no-print-directory nbval > _build/nbval.log 2>&1 & nbval=$$!; \
 	$(MAKE) --no-print-directory site FROM=$(CI_NOTEBOOKS) CLAIMS=$(CI_NOTEBOOKS)/_claims SITE=$(SITE_CI) || rc=1; \
-	wait $$nbval || rc=1; tail -n 40 _build/nbval.log; exit $$rc
-	BOOK_SITE=$(CURDIR)/$(SITE_CI)/_build/html BOOK_SITE_CLAIMS=$(CURDIR)/$(SITE_CI)/_claims \
-		$(BIN)/python -m pytest -n 2 -p no:cacheprovider tests/site
+	wait $$nbval || rc=1; tail -n 40 _build/nbval.log; $(call phase,site and nbval,end); \
+	if [ $$rc != 0 ]; then $(PHASES); fi; exit $$rc
+	@rc=0; $(call phase,browser tests,start); BOOK_SITE=$(CURDIR)/$(SITE_CI)/_build/html \
+		BOOK_SITE_CLAIMS=$(CURDIR)/$(SITE_CI)/_claims $(BIN)/python -m pytest -n 2 -p no:cacheprovider tests/site \
+		|| rc=1; $(call phase,browser tests,end); $(PHASES); exit $$rc
 
 # Same seed and profile, same outputs: re-execute chapters that `make test` executed (_build/ci-notebooks) with
 # `pytest --nbval` and compare every output with the stored one. Glued wall times are left out by name

@@ -286,6 +286,10 @@ def test_headline_counts_source_results_by_their_verdict_and_errata_apart():
         "scale yet, 1 theorem verification; 1 not reproduced; 1 not testable here; 1 not attempted; "
         "2 errata (1 confirmed by a check).")
     assert headline(data["claims"]).startswith("Claims: 4 reproduction (1 not reproduced, 1 not testable, 2 pass)")
+    from feature_learning.book.claims import errata_html
+
+    table = errata_html(data)
+    assert all(f"<code>{e['id']}</code>" in table for e in data["errata"]), "each erratum shows its id"
 
 
 def test_a_ledger_rebuilt_from_its_json_grades_as_the_original():
@@ -490,6 +494,27 @@ def test_a_chapter_pastes_its_stored_full_run_from_the_ledger(tmp_path):
     assert full_run_glue(None)["full_run"] == "No `full` run of this chapter is stored yet."
 
 
+def test_the_stored_full_run_is_quoted_as_the_source_map_grades_it():
+    """Given the chapter's present claims, the pasted sentence grades each stored claim by its present declaration
+    (a claim stored as inconclusive and declared ordinary now fails if it failed) and counts apart the claims stored
+    with an earlier form of their test."""
+    from feature_learning.book.claims import full_run_glue
+
+    led = _mapped_ledger().to_json()
+    first, second = led["claims"][0], led["claims"][1]
+    stored = json.loads(json.dumps(led))
+    stored["claims"][0] |= {"status": "inconclusive", "passed": False, "inconclusive": "then"}
+    stored["claims"][1]["relation"] = "an older test <= 3"
+    run = {"written": "2026-11-27", "seed": 0, "device": "cuda", "ledger": stored}
+    current = {c["id"]: c for c in led["claims"]}
+    glue = full_run_glue(run, current)
+    assert glue[f"full_{first['id']}_status"] == "FAIL" and f"Failing: `{first['id']}`." in glue["full_run"]
+    assert "graded by their present declarations" in glue["full_run"]
+    assert "; 1 stored with an earlier form of their test" in glue["full_counts"]
+    assert second["id"] not in glue["full_failed"]
+    assert full_run_glue(run)[f"full_{first['id']}_status"] == "inconclusive", "without the present claims: as stored"
+
+
 def test_execution_table_reads_each_chapters_glued_run_time(tmp_path):
     from pathlib import Path
 
@@ -607,7 +632,10 @@ def test_a_result_is_graded_at_each_profile_and_by_its_most_faithful_run():
     led.attach_stored(full=_full_record(None, stopped=True, error="at 513 s") | {"ledger": None})
     assert "stopped unfinished: at 513 s" in led.to_json()["sources"][0]["statuses"]["full_note"]
     html = source_map_html(led.to_json())
-    assert "<code>ci</code> reproduced on an analogue" in html and "<code>full</code> not run" in html
+    assert "<code>ci</code> reproduced on an analogue" in html
+    assert "<code>full</code> not graded by its stored run<br><small>the stored run" in html
+    led.attach_stored(full=None)
+    assert "<code>full</code> not run<" in source_map_html(led.to_json()), "no stored run at all"
 
 
 def test_a_stored_claim_is_regraded_under_the_present_declarations():
@@ -771,3 +799,16 @@ def test_a_code_span_in_a_claim_text_is_set_as_code():
 
     expected = "the claim <code>x_1</code> at <code>ci</code>, \\(a &lt; b\\)"
     assert text_html("the claim `x_1` at `ci`, $a < b$") == expected
+
+
+def test_trained_runs_sums_pairs_and_flags():
+    """A claim reading several groups of runs: pairs and reached flags (bool, list, array, tensor) summed."""
+    import numpy as np
+    import torch
+
+    from feature_learning.book.claims import trained_runs
+
+    assert trained_runs((2, 4), (3, 3)) == (5, 7)
+    assert trained_runs(True, False) == (1, 2)
+    assert trained_runs(np.array([[True, False], [True, True]]), torch.tensor([False]), [True]) == (4, 6)
+    assert trained_runs() == (0, 0)

@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from feature_learning.book.claims import STATUS_UNTRAINED, ClaimLedger
+from feature_learning.book.claims import STATUS_UNTRAINED, ClaimLedger, trained_runs
 from feature_learning.book.profiles import override, start_run
 from feature_learning.data.multitask_linear import MultiTaskLinear
 from feature_learning.experiments import contrastive as ex
@@ -136,7 +136,7 @@ def test_a_claim_on_runs_that_never_trained_fails():
     assert claim.passed and claim.status == STATUS_UNTRAINED and not claim.ok
     assert ledger.at_least("weights_trained", "s", "w", kind="verification", measured=1.0, bound=0.0,
                            trained=trained.trained()).ok
-    both = ex.runs_trained(trained.trained(), untrained.trained())
+    both = trained_runs(trained.trained(), untrained.trained())
     assert both == (12, 24) and ledger.at_least("both", "s", "w", kind="verification", measured=1.0, bound=0.0,
                                                trained=both).status == STATUS_UNTRAINED
 

@@ -5,6 +5,7 @@ import dataclasses
 import numpy as np
 import torch
 
+from feature_learning.book.claims import trained_runs
 from feature_learning.book.profiles import PROFILES, differences, override, start_run
 from feature_learning.experiments import feature_contamination as experiment
 from feature_learning.theory import feature_contamination as theory
@@ -94,7 +95,7 @@ def test_regression_extension_and_digits_run_at_a_tiny_size():
 
 def test_the_training_target_counts_runs_that_halved_their_loss_and_never_a_nan():
     assert experiment.reached([1.0, 1.0, 1.0, 1.0], [0.5, 0.49, 0.51, float("nan")]) == (2, 4)
-    assert experiment.combined((2, 4), (3, 3)) == (5, 7)
+    assert trained_runs((2, 4), (3, 3)) == (5, 7)
     history = {"id_hinge": torch.tensor([[1.0, 0.9], [0.2, 0.8]])}  # (T, R)
     assert experiment.history_reached(history, "id_hinge") == (1, 2)
 

@@ -163,7 +163,8 @@ class Chapter:
         self.glue("errata_table", HTML(errata_html(graded, box=None) or "<p>No erratum of the source is recorded.</p>"))
         from IPython.display import Markdown
 
-        for name, value in full_run_glue(self.stored_full_run()).items():
+        current = {c["id"]: c for c in graded["claims"]}
+        for name, value in full_run_glue(self.stored_full_run(), current).items():
             self.glue(name, Markdown(value) if name == "full_run" else value)
         self.ledger.meta["provenance"] = run_provenance(self.size, self.started, self.device)
         return self.ledger.finish()

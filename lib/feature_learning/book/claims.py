@@ -64,6 +64,9 @@ from feature_learning.book.status import (  # noqa: E402  (the statuses' one hom
     AT_SCALE,
     AT_SCALE_ONLY,
     CONFIRMED,
+    FAILING,
+    INCONCLUSIVE,
+    NO_FULL_RUN,
     NOISE_SES,
     SOURCE_SCALE,
     STATUS_BELOW_SCALE,
@@ -84,8 +87,10 @@ from feature_learning.book.status import (  # noqa: E402  (the statuses' one hom
     entry_status,
     erratum_status,
     profile_statuses,
+    regrade,
     source_headline,
     sweep_knows_noise,
+    test_form,
     verdict,
 )
 
@@ -403,7 +408,7 @@ def full_run_summary(run: dict | None) -> str:
     return head + text
 
 
-def full_run_glue(run: dict | None) -> dict[str, str]:
+def full_run_glue(run: dict | None, current: dict[str, dict] | None = None) -> dict[str, str]:
     """What a chapter's "At the source's scale" section pastes from its stored ``full`` run, so that the page quotes
     the stored ledger instead of numbers typed by hand (glue names without the chapter's prefix):
 
@@ -412,7 +417,11 @@ def full_run_glue(run: dict | None) -> dict[str, str]:
     ``full_counts``, ``full_failed`` (the failing ids, "none" if none); and for each claim of its ledger
     ``full_<id>`` (the measured value as the claims tables print it) and ``full_<id>_status``. A ledger with
     ``read_from`` was rebuilt from the run's executed notebook (its claims tables: ids, statuses, printed values) where
-    the run was stopped after its last cell and before its ledger file was saved; both texts say so."""
+    the run was stopped after its last cell and before its ledger file was saved; both texts say so.
+
+    With ``current`` (the chapter's present claims as JSON, by id), each stored claim whose test has its present form
+    is graded by its present declarations, as the source map grades it (:func:`~feature_learning.book.status.regrade`),
+    and the claims stored with an earlier form of their test, or no longer in the chapter, are counted apart."""
     if run is None:
         return {"full_run": "No `full` run of this chapter is stored yet.", "full_date": "never",
                 "full_counts": "none", "full_failed": "none"}
@@ -434,19 +443,50 @@ def full_run_glue(run: dict | None) -> dict[str, str]:
                 "full_failed": "none"}
         return out
     claims = ledger.get("claims", [])
-    by_status = collections.Counter(c["status"] for c in claims)
+    earlier = []
+    if current is not None:
+        graded = []
+        for c in claims:
+            now = current.get(c["id"])
+            if now is None or test_form(c) != test_form(now):
+                earlier.append(c["id"])
+            else:
+                graded.append({**c, "status": regrade(c, now, True)})
+        claims = graded + [c for c in claims if c["id"] in earlier]
+    graded_claims = [c for c in claims if c["id"] not in earlier]
+    by_status = collections.Counter(c["status"] for c in graded_claims)
     order = [*ACCEPTED, *sorted(set(by_status) - set(ACCEPTED))]
     counts = "; ".join(f"{by_status[s]} {s}" for s in order if s in by_status)  # statuses may hold commas
-    failed = [c["id"] for c in claims if c["status"] not in ACCEPTED]
+    if earlier:
+        counts += f"; {len(earlier)} stored with an earlier form of their test"
+    failed = [c["id"] for c in graded_claims if c["status"] not in ACCEPTED]
     marked = ", ".join(f"`{cid}`" for cid in failed) if failed else "none"
     read = f" Its ledger was not saved; the statuses and values are read from {ledger['read_from']}." \
         if ledger.get("read_from") else ""
-    out |= {"full_run": head + f"Its {len(claims)} claims by status: {counts}. Failing: {marked}.{read}",
+    how = ", graded by their present declarations" if current is not None else ""
+    out |= {"full_run": head + f"Its {len(claims)} claims by status{how}: {counts}. Failing: {marked}.{read}",
             "full_counts": counts, "full_failed": ", ".join(failed) if failed else "none"}
     for c in claims:
         out[f"full_{c['id']}"] = format_value(c.get("measured"))
         out[f"full_{c['id']}_status"] = c["status"]
     return out
+
+
+def trained_runs(*parts: Any) -> tuple[int, int]:
+    """The ``trained=`` of a claim that reads several groups of runs: (runs that reached their training target, runs).
+    Each part is a ``(reached, runs)`` pair, or the runs' reached flags (a bool, or a boolean array or tensor, one per
+    run); the parts are summed."""
+    reached = runs = 0
+    for part in parts:
+        if isinstance(part, tuple):
+            r, n = part
+        elif isinstance(part, bool):
+            r, n = int(part), 1
+        else:
+            flags = [bool(v) for v in (part.reshape(-1).tolist() if hasattr(part, "reshape") else part)]
+            r, n = sum(flags), len(flags)
+        reached, runs = reached + int(r), runs + int(n)
+    return reached, runs
 
 
 def claims_dir() -> Path:
@@ -990,14 +1030,16 @@ def _profile_cell(entry: dict, lifted: frozenset[str] = frozenset()) -> str:
         status = statuses.get(profile)
         if status is None and profile != "full":
             continue
-        text = html.escape(status) if status else "not run"
+        note = statuses.get("full_note") if profile == "full" and status is None else None
+        if note == NO_FULL_RUN:
+            note = None
+        text = html.escape(status) if status else ("not graded by its stored run" if note else "not run")
         seeds = statuses.get("seeds")
         if profile == (seeds or {}).get("profile"):
             held, n = seeds["rate"]
             text += (f" <small>(its test passes at {held} of {n} seeds)</small>" if seeds["status"] == "inconclusive"
                      else f" <small>(all {n} seeds)</small>")
-        if profile == "full" and status is None and statuses.get("full_note"):
-            note = statuses["full_note"]
+        if note:
             shown = "not graded: see above the table" if note in lifted else text_html(note)
             text += f"<br><small>{shown}</small>"
         lines.append(f"<code>{profile}</code> {text}")
@@ -1022,7 +1064,7 @@ def source_cells(entry: dict, claims: dict[str, dict] | None = None, lifted: fro
     if entry.get("analogue") and status in (AT_SCALE, AT_SCALE_ONLY):
         cell += "<br><small>on an analogue (see the result's text)</small>"
     undecided = [cid for cid in entry["claims"] if (claims or {}).get(cid, {}).get("status") == STATUS_INCONCLUSIVE]
-    if undecided and status not in (STATUS_INCONCLUSIVE, STATUS_FAIL):  # (the verdicts share these words)
+    if undecided and status not in (INCONCLUSIVE, FAILING):
         cell += (f"<br><small>{len(undecided)} of its {len(entry['claims'])} claims inconclusive: "
                  + ", ".join(code_id(c) for c in undecided) + "</small>")
     return [what, text_html(entry["where"]), _profile_cell(entry, lifted), cell]
@@ -1038,7 +1080,7 @@ def shared_full_notes(ledger: dict, at_least: int = 3) -> frozenset[str]:
 def errata_cells(erratum: dict) -> list[str]:
     """One erratum as HTML cells of ``ERRATA_COLUMNS``."""
     checked = ", ".join(code_id(c) for c in erratum["claims"]) or "no check here"
-    return [text_html(erratum["where"]), text_html(erratum["printed"]),
+    return [f"{text_html(erratum['where'])}<br><small>{code_id(erratum['id'])}</small>", text_html(erratum["printed"]),
             f"{text_html(erratum['correct'])}<br><small>checked by: {checked}</small>", badge(erratum["status"])]
 
 

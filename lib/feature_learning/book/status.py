@@ -263,6 +263,9 @@ def regrade(stored: Mapping[str, Any], current: Mapping[str, Any], at_source_sca
     return STATUS_PASS if passed else STATUS_FAIL
 
 
+NO_FULL_RUN = "no run at the source's scale is stored"
+
+
 def full_status(entry: Mapping[str, Any], current: Mapping[str, Mapping[str, Any]], record: Mapping[str, Any] | None,
                 sizes_digest: str | None = None) -> tuple[str | None, str]:
     """The result's status in the stored ``full`` record, and a note: (status, "") when each carrying claim was stored
@@ -271,7 +274,7 @@ def full_status(entry: Mapping[str, Any], current: Mapping[str, Mapping[str, Any
     if entry.get("not_attempted") or not entry.get("claims"):
         return entry_status(entry, {}), ""
     if record is None:
-        return None, "no run at the source's scale is stored"
+        return None, NO_FULL_RUN
     ledger = record.get("ledger")
     when = str(record.get("written", "?"))[:10]
     if ledger is None:

@@ -50,7 +50,6 @@ from feature_learning.experiments.contrastive.runs import (  # noqa: F401
     reduced_probe_accuracy,
     regularisation_table,
     regularised_finetune,
-    runs_trained,
     sign,
     target_features,
     tradeoff,

@@ -11,6 +11,7 @@ import math
 
 import torch
 
+from feature_learning.book.claims import trained_runs
 from feature_learning.book.profiles import Run
 from feature_learning.data.multitask_linear import MultiTaskLinear
 from feature_learning.experiments.contrastive.sizes import (
@@ -119,8 +120,7 @@ class TrainingTarget:
 
     def counts(self) -> tuple[int, int]:
         """(runs that reached the target, runs)."""
-        reached = self.reached()
-        return int(reached.sum()), reached.numel()
+        return trained_runs(self.reached())
 
 
 def training_target(model: MultiTaskLinear, W_start: torch.Tensor, W_final: torch.Tensor, W_opt: torch.Tensor,
@@ -148,11 +148,6 @@ def optimum_weights(model: MultiTaskLinear, configs: torch.Tensor, budget: bool 
     for t in range(model.T):
         w[:, model.private(t)] = configs[:, t: t + 1] * beta
     return w.to(model.M.device)
-
-
-def runs_trained(*counts: tuple[int, int]) -> tuple[int, int]:
-    """(reached, runs) summed over experiments: a claim that reads several."""
-    return sum(c[0] for c in counts), sum(c[1] for c in counts)
 
 
 @dataclasses.dataclass

@@ -47,7 +47,6 @@ from feature_learning.experiments.feature_contamination.runs import (  # noqa: F
     Stat,
     TheoryChecks,
     bernstein_example,
-    combined,
     controls,
     coupled_shift_risks,
     drift_check,

@@ -48,11 +48,6 @@ def reached(start, end, fraction: float = TARGET_FRACTION) -> tuple[int, int]:
     return int(ok.sum()), int(ok.size)
 
 
-def combined(*pairs: tuple[int, int]) -> tuple[int, int]:
-    """The (reached, runs) of several groups of runs together."""
-    return sum(p[0] for p in pairs), sum(p[1] for p in pairs)
-
-
 def history_reached(history: dict, key: str) -> tuple[int, int]:
     """:func:`reached` on the first and last logged value of ``key`` (one per replica)."""
     return reached(initial(history, key), final(history, key))

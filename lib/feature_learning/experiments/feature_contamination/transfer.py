@@ -9,10 +9,11 @@ import dataclasses
 import numpy as np
 import torch
 
+from feature_learning.book.claims import trained_runs
 from feature_learning.book.profiles import Run
 from feature_learning.data.digits import border_mask, digit_splits, with_border
 from feature_learning.data.structured_features import ConcentricBalls, StructuredFeatures
-from feature_learning.experiments.feature_contamination.runs import Stat, combined, final, initial, reached
+from feature_learning.experiments.feature_contamination.runs import Stat, final, initial, reached
 from feature_learning.experiments.feature_contamination.sizes import (
     EXTENSION_ACTIVATIONS,
     SOURCE_LR,
@@ -142,7 +143,7 @@ class ExtensionResult:
     def reached(self) -> tuple[int, int]:
         """(runs that reached their training target, runs), over every activation's replicas: the ID logistic loss
         at most half its initial value."""
-        return combined(*(reached(self.initial[a]["id_loss"], v["id_loss"]) for a, v in self.final.items()))
+        return trained_runs(*(reached(self.initial[a]["id_loss"], v["id_loss"]) for a, v in self.final.items()))
 
 
 def extension(size: ContaminationSizes, run: Run) -> ExtensionResult:

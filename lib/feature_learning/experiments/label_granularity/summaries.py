@@ -8,6 +8,7 @@ import math
 import numpy as np
 import torch
 
+from feature_learning.book.claims import trained_runs
 from feature_learning.book.profiles import Run
 from feature_learning.experiments.label_granularity.runs import (
     Evaluation,
@@ -216,8 +217,7 @@ def slope_estimate(sweep: Sweep, labels: str, replicas: slice = slice(None), nul
 def trained(*runs) -> tuple[int, int]:
     """(replicas that reached their training target, replicas) over the runs a claim reads (``TrainingRun`` or
     ``HierarchyRun``, each with ``reached()``): the claim's ``trained=``."""
-    reached = [r.reached() for r in runs]
-    return int(sum(int(x.sum()) for x in reached)), int(sum(x.numel() for x in reached))
+    return trained_runs(*(r.reached() for r in runs))
 
 
 def hierarchy_trained(hier: dict[str, HierarchyRun], *names: str) -> tuple[int, int]:

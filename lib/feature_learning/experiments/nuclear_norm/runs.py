@@ -10,6 +10,7 @@ import math
 import numpy as np
 import torch
 
+from feature_learning.book.claims import trained_runs
 from feature_learning.book.profiles import Run
 from feature_learning.data.digits import load_digits
 from feature_learning.data.domain_shift import (
@@ -245,7 +246,7 @@ class FiniteSample:
     @staticmethod
     def trained(*methods: Method) -> tuple[int, int]:
         """(methods that reached their training target, methods): the ``trained=`` of a claim that reads them."""
-        return sum(m.reached for m in methods), len(methods)
+        return trained_runs(*(bool(m.reached) for m in methods))
 
 
 def logistic_objective(z: torch.Tensor, w: torch.Tensor, l2: float = 0.0, l1: float = 0.0) -> torch.Tensor:
@@ -364,7 +365,7 @@ class Toy:
     def trained(self, *names: str) -> tuple[int, int]:
         """(runs of the methods ``names``, default all, that reached their training target, runs)."""
         runs = [self.get(n) for n in names] if names else self.runs
-        return sum(int(r.reached.sum()) for r in runs), sum(len(r.reached) for r in runs)
+        return trained_runs(*(r.reached for r in runs))
 
     def max_formula_gap(self) -> float:
         return max(float(torch.maximum((r.id_accuracy - r.id_formula).abs(), (r.ood_accuracy - r.ood_formula).abs())
