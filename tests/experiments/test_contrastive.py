@@ -59,7 +59,12 @@ def test_runs_at_tiny_size_return_the_expected_shapes_and_feasible_weights():
     # target 1's drop from its own pre-training to all tasks is the learned curve's first-to-last drop
     assert tr.alone_vs_all.shape == (3, 1, 4)
     assert torch.allclose(tr.alone_vs_all[0, 0], tr.learned.target[0, 0] - tr.learned.target[0, -1])
+    further = ex.further_target_drops(TINY, run, p)  # (targets, chunks x replicas x draws)
+    assert further.shape == (3, TINY.tradeoff.advantage_chunks * 2 * 2)
+    same = ex.further_probes(TINY, run, p.model, p.W[:, [0, 0]], 0, (20,), "same")  # one representation twice
+    assert torch.equal(same, torch.zeros_like(same))  # paired: the same labelled and test points
     f = ex.finetune(TINY, run)
+    assert f.W.shape == (2, 2, 25, 35) and ex.further_finetune_gain(TINY, run, f).shape == (further.shape[1],)
     assert (f.distance <= torch.tensor([0.0, 0.5], dtype=torch.float64) + 1e-9).all()
     assert (f.spectral <= 1 + 1e-9).all()
     assert f.accuracy.shape == (1, 3, 4)

@@ -403,21 +403,38 @@ def tradeoff(size: ContrastiveSizes, run: Run, pre: Pretrained) -> Tradeoff:
     return Tradeoff(learned, closed, large, other, alone_vs_all)
 
 
-def label_budget_advantage(size: ContrastiveSizes, run: Run, pre: Pretrained, ms=(20, 200)) -> torch.Tensor:
-    """Tables F.2/F.3's reading on the learned representations: target (task 1) probe accuracy pre-trained on task 1
-    alone minus pre-trained on all T tasks, for each m: (len(ms), samples), paired across m (each labelled set of m =
-    200 is drawn beside one of m = 20, with the same u* and test points). ``advantage_chunks`` x ``draws`` labelled
-    sets per replica with ``advantage_n_test`` test points, drawn a chunk at a time (memory)."""
+def further_probes(size: ContrastiveSizes, run: Run, model: MultiTaskLinear, W: torch.Tensor, task: int, ms,
+                   stream: str, *keys) -> torch.Tensor:
+    """Probe accuracy of two representations W (R, 2, k, d) on ``task``, first minus second, on further labelled
+    sets: ``advantage_chunks`` x ``draws`` per replica with ``advantage_n_test`` test points, drawn a chunk at a time
+    (memory) from the stream (``stream``, ``keys``). (len(ms), samples), paired across the two representations and
+    across m (each set of every m is drawn beside the others, with the same u* and test points)."""
     t = size.tradeoff
-    T = pre.model.T
-    W = pre.W[:, [0, T - 1]]
     chunk = dataclasses.replace(t, n_test=t.advantage_n_test)
-    g = run.device_generator("label_budget")
+    g = run.device_generator(stream, *keys)
     parts = []
     for _ in range(t.advantage_chunks):
-        acc = learned_probe_accuracy(pre.model, W, [0], chunk, ms, g)  # (ms, R, 2, 1, D)
+        acc = learned_probe_accuracy(model, W, [task], chunk, ms, g)  # (ms, R, 2, 1, D)
         parts.append((acc[:, :, 0, 0] - acc[:, :, 1, 0]).reshape(len(ms), -1))
     return torch.cat(parts, -1)
+
+
+def label_budget_advantage(size: ContrastiveSizes, run: Run, pre: Pretrained, ms=(20, 200)) -> torch.Tensor:
+    """Tables F.2/F.3's reading on the learned representations: target (task 1) probe accuracy pre-trained on task 1
+    alone minus pre-trained on all T tasks, for each m, on further labelled sets (:func:`further_probes`):
+    (len(ms), samples), paired across m."""
+    T = pre.model.T
+    return further_probes(size, run, pre.model, pre.W[:, [0, T - 1]], 0, ms, "label_budget")
+
+
+def further_target_drops(size: ContrastiveSizes, run: Run, pre: Pretrained, m: int = 20) -> torch.Tensor:
+    """Fig. 7.3's reading on further labelled sets: for each target task 1, 2, 3, its probe accuracy with m labels
+    pre-trained on that task alone minus pre-trained on all T tasks (:func:`further_probes`, one stream per
+    target): (targets, samples)."""
+    T = pre.model.T
+    alone = [0] + [pre.names.index(f"task {j + 1}") for j in range(1, min(T, 3))]
+    return torch.stack([further_probes(size, run, pre.model, pre.W[:, [c, T - 1]], j, (m,), "target_drops", j)[0]
+                        for j, c in enumerate(alone)])
 
 
 # -- Experiment 4: contrastive fine-tuning (Prop. F.9) -----------------------------------------------------------------
@@ -433,6 +450,7 @@ class Finetuned:
     # (and W* last when ``finetune(..., universal=True)``)
     model: MultiTaskLinear
     training: TrainingTarget  # (R, G): the optimum is Prop. F.9's
+    W: torch.Tensor  # (R, G, k, d) the fine-tuned representations
 
     def trained(self) -> tuple[int, int]:
         """(runs that reached their training target, runs): every replica x radius."""
@@ -492,7 +510,13 @@ def finetune(size: ContrastiveSizes, run: Run, T: int | None = None, gammas: tup
     acc = learned_probe_accuracy(model, torch.cat(probed, 1), [0], t_sizes, ms,
                                  run.device_generator("finetune_lp", *own))
     acc = acc[:, :, :, 0].permute(0, 2, 1, 3).reshape(len(ms), G + 1 + universal, -1)
-    return Finetuned(gammas, weights, distance, spectral, predicted, ms, acc, model, target)
+    return Finetuned(gammas, weights, distance, spectral, predicted, ms, acc, model, target, W)
+
+
+def further_finetune_gain(size: ContrastiveSizes, run: Run, ft: Finetuned, m: int = 20) -> torch.Tensor:
+    """Table F.9's reading on further labelled sets (:func:`further_probes`): target probe accuracy with m labels
+    after fine-tuning at the largest radius minus at radius 0 (W* itself): (samples,)."""
+    return further_probes(size, run, ft.model, ft.W[:, [len(ft.gammas) - 1, 0]], 0, (m,), "finetune_gain")[0]
 
 
 # -- Experiment 5: fine-tuning with and without contrastive regularisation (eq. 7.9) -------------------------------

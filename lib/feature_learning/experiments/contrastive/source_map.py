@@ -105,8 +105,12 @@ def source_map(size: ContrastiveSizes, pre: Pretrained, reg: list[Regularisation
                   "(logistic, batch-mean negative) stands for the three methods, whose ResNet18 pre-training (800 "
                   "epochs on four image collections) needs the image data and GPU-days"),
         dict(id="fig74", where="Fig. 7.4", what="The trade-off on ImageNet subsets (MoCo v3, SimSiam)",
-             not_attempted="ImageNet (1.28 million images) and ViT/ResNet pre-training: no image data and no "
-                           "network here; its mechanism is that of Fig. 7.3 (target_falls_each_target)"),
+             not_attempted="ImageNet's 1,281,167 training images (the target, ImageNet-Bird, is 76k of them) cannot "
+                           "be had here: this machine reaches package registries only, and no package ships them; "
+                           "MoCo v3 (ViT-S) alone then costs about 5e16 FLOPs an epoch on them (4.6 GFLOPs a "
+                           "224-pixel forward pass, two views, backward and momentum encoder), for each of four "
+                           "pre-training sets. In the linear model its mechanism is Fig. 7.3's "
+                           "(target_falls_each_target)"),
         dict(id="tables_f2_f3", where="Tables F.2, F.3", analogue=a,
              what="MoCo v3 LP accuracy on ImageNet-Bird / -Vehicle with 500 to 8k labels: the specific "
                   "pre-training's advantage shrinks with more labels",
@@ -147,7 +151,9 @@ def source_map(size: ContrastiveSizes, pre: Pretrained, reg: list[Regularisation
                  linear_only("Table F.9"), "Prop. F.9 at a radius that saturates the private weight for every $T$")),
         dict(id="foundation_models", where="Sec. 7.3.3, Table 7.2",
              what="CLIP (ViT-L), MoCo v3 (ViT-B) and SimCSE (BERT) with contrastive regularisation",
-             not_attempted="the three pretrained models (CLIP ViT-L/14 alone has 428 million parameters) and their "
-                           "data cannot be downloaded here (no network); Table 7.2 is carried as data "
-                           "(table72_range)"),
+             not_attempted="the three pretrained models' weights (CLIP ViT-L/14 alone: 428 million parameters, "
+                           "1.7 GB in float32) are served by model hubs at run time, which this machine cannot reach "
+                           "(package registries only: the SimCSE and CLIP packages download their weights when "
+                           "run), and so are Table 7.2's data (ImageNet's 1,281,167 images among them); Table 7.2 "
+                           "is carried as data (table72_range)"),
     ]
