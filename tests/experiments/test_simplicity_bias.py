@@ -141,6 +141,7 @@ def test_small_runs_of_the_experiments():
     mismatch = experiment.domino_mismatch_run(size, run, domino)
     assert mismatch.accuracy["C=1000"].shape == (4, 3) and mismatch.train_accuracy.shape == (3,)
     assert ((mismatch.flipped > 0) & (mismatch.flipped < 0.2)).all()  # about 5% of 64 points per training set
+    assert math.isfinite(mismatch.follows_coin_blind.mean) and mismatch.follows_coin_blind.values.shape == (3,)
     assert torch.equal(mismatch.accuracy["C=1000"][0], domino.accuracy["C=1000"][0, :3])  # same init, same OOD sets
     assert torch.equal(mismatch.drop_vs_perfect.values, domino.drop.values.double() - mismatch.drop.values)
     zero = experiment.domino_mismatch_run(size, run, domino, mismatch=0.0)  # no flip: the perfect run's networks

@@ -752,6 +752,7 @@ class MismatchResult:
     unpenalized_drop: PairedDifference  # no penalty: acc(mid) - acc(end)
     follows_coin: PairedDifference  # the network's own OOD predictions at the end: agreement with the coin - accuracy
     follows_coin_init: PairedDifference  # the same at epoch 0 (the untrained network)
+    follows_coin_blind: PairedDifference  # the same at the end with the coin input set to 0 (blind to the coin)
 
 
 def domino_mismatch_run(size: DominoSizes, run: Run, perfect: DominoResult,
@@ -778,6 +779,11 @@ def domino_mismatch_run(size: DominoSizes, run: Run, perfect: DominoResult,
     accuracy, rms, coin_accuracy, own = _probe_checkpoints(hist, Xo, yo, size.n_fit)
     with torch.no_grad():
         fit = (torch.sign(net(Xd.to(dev))) == yd.to(dev)).to(DT).mean(-1).cpu()
+        blind = Xo.clone()
+        blind[..., 0] = 0.0  # the trained networks with the coin input removed: they cannot read the simple feature
+        out = torch.sign(net(blind.to(DOMINO_DTYPE)))
+        coin = torch.sign(Xo[..., 0])
+        blind_coin, blind_label = (out == coin).to(DT).mean(-1).cpu(), (out == yo).to(DT).mean(-1).cpu()
     reg, free = accuracy["C=1000"], accuracy["no penalty"]
     im = ck.index(mid)
     drop = reg[im] - reg[-1]
@@ -789,7 +795,8 @@ def domino_mismatch_run(size: DominoSizes, run: Run, perfect: DominoResult,
         drop_vs_perfect=paired_difference(perfect.drop.values.to(DT), drop),
         unpenalized_drop=paired_difference(free[im], free[-1]),
         follows_coin=paired_difference(own["coin"][-1], own["label"][-1]),
-        follows_coin_init=paired_difference(own["coin"][0], own["label"][0]))
+        follows_coin_init=paired_difference(own["coin"][0], own["label"][0]),
+        follows_coin_blind=paired_difference(blind_coin, blind_label))
 
 
 # -- the diagnosis of the `full` run's early checkpoint (stored output, read for the chapter's full-run section) ------
