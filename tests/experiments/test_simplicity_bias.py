@@ -136,6 +136,20 @@ def test_small_runs_of_the_experiments():
     fig = experiment.probe_figure(domino)
     assert [ax.get_title() for ax in fig.axes[:2]] == ["probe C=1000", "probe no penalty"]
     assert [ax.get_yscale() for ax in fig.axes] == ["linear", "linear", "log", "log"]
+    assert domino.network_accuracy.shape == (4, 6) and domino.network_coin.shape == (4, 6)
+
+    mismatch = experiment.domino_mismatch_run(size, run, domino)
+    assert mismatch.accuracy["C=1000"].shape == (4, 3) and mismatch.train_accuracy.shape == (3,)
+    assert ((mismatch.flipped > 0) & (mismatch.flipped < 0.2)).all()  # about 5% of 64 points per training set
+    assert math.isfinite(mismatch.follows_coin_blind.mean) and mismatch.follows_coin_blind.values.shape == (3,)
+    assert torch.equal(mismatch.accuracy["C=1000"][0], domino.accuracy["C=1000"][0, :3])  # same init, same OOD sets
+    assert torch.equal(mismatch.drop_vs_perfect.values, domino.drop.values.double() - mismatch.drop.values)
+    zero = experiment.domino_mismatch_run(size, run, domino, mismatch=0.0)  # no flip: the perfect run's networks
+    assert torch.allclose(zero.accuracy["C=1000"], domino.accuracy["C=1000"][:, :3])
+    with pytest.raises(ValueError, match="pairs"):
+        experiment.domino_mismatch_run(dataclasses.replace(size, seeds=2), run, domino)
+    fig = experiment.mismatch_figure(domino, mismatch)
+    assert [ax.get_title() for ax in fig.axes[:2]] == ["probe C=1000", "probe no penalty"]
 
     skew = experiment.skewed_xor_run(dataclasses.replace(experiment.CI.skew, base=16, widths=(4, 8), epochs=512,
                                                          lr=1.0, resamples=3), run)
@@ -197,3 +211,21 @@ def test_early_diagnosis_reads_the_stored_output():
     assert d["diag_flow"] == "11.5" and d["diag_mass_early"] == "0.68-0.80"
     assert d["diag_t50"] == "2-4" and d["diag_t90"] == "4" and d["diag_t99"] == "4-inf"
     assert d["diag_own_t"] == f"{t:.1f}" and d["diag_own_mass"] == f"{0.1 + 0.3 * t / 2:.2f}"
+
+
+def test_the_max_margin_certificate_holds_on_symmetric_data_and_fails_without_the_symmetry():
+    run = start_run("ci", 0, "cpu")
+    X, y = xor_cluster_data(experiment.XOR_BASE, 2, delta=experiment.XOR_DELTA, sigma=experiment.XOR_SIGMA,
+                            generator=run.generator("xor_data"))
+    cert = experiment.max_margin_certificate(X, y, directions=200, generator=torch.Generator().manual_seed(0))
+    assert cert.holds and cert.eigenspace == 4 and cert.orbit == 16 and cert.sampled_rise < 0 and cert.pattern_kept
+    assert cert.gamma_mm == pytest.approx(float((y * (X[:, 0].abs() - X[:, 1].abs())).min() / 8))
+    split = experiment.max_margin_certificate(X, y, (2, 3, 2, 2), directions=50,
+                                              generator=torch.Generator().manual_seed(0))
+    assert split.holds and split.eigenspace == 9 and split.neuron_range[0] == pytest.approx(0, abs=1e-9)
+    assert split.resplit_gap <= 1e-12  # moving amplitude within a cluster leaves the margin unchanged
+    # stretch the e_1 clusters' first coordinate: the orbit no longer closes under the swap P, and the bound breaks
+    stretched = X.clone()
+    stretched[y > 0, 0] *= 1.001
+    with pytest.raises(ValueError, match="orbit"):
+        experiment.max_margin_certificate(stretched, y, directions=10, generator=torch.Generator().manual_seed(0))

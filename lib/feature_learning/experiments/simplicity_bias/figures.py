@@ -6,7 +6,12 @@ import math
 
 import torch
 
-from feature_learning.experiments.simplicity_bias.runs import DominoResult, FourNeuronResult, SkewResult
+from feature_learning.experiments.simplicity_bias.runs import (
+    DominoResult,
+    FourNeuronResult,
+    MismatchResult,
+    SkewResult,
+)
 from feature_learning.experiments.simplicity_bias.sizes import FOUR_NEURON_INITS, SKEW_ANGLES
 from feature_learning.measure.geometry import neuron_angles
 from feature_learning.plotting.curves import Curve, Guide, Panel, plot_panels
@@ -79,3 +84,22 @@ def probe_figure(result: DominoResult):
                 panel(result.rms[name], "probe coefficient RMS", yscale="log")] for name in result.accuracy]
     return plot_panels([list(row) for row in zip(*columns, strict=True)], width=3.3, height=3.25)
 
+
+
+def mismatch_figure(perfect: DominoResult, mismatch: MismatchResult):
+    """The Fig. 10 analogue: as :func:`probe_figure`, small init only, the perfectly correlated training sets against
+    the same sets with a share of the training coins drawn against the label."""
+    S = perfect.seeds
+    share = f"{100 * mismatch.mismatch:g}% mismatched"
+
+    def panel(full, mixed, ylabel, title="", yscale="linear"):
+        return Panel([Curve(perfect.checkpoints, full[:, :S], "perfect correlation", "o-", spread="sd",
+                            kwargs={"ms": 3}),
+                      Curve(mismatch.checkpoints, mixed, share, "o-", spread="sd", kwargs={"ms": 3})],
+                     title, "training epoch of the features", ylabel, yscale=yscale)
+
+    columns = [[panel(100 * perfect.accuracy[name], 100 * mismatch.accuracy[name], "OOD probe accuracy (%)",
+                      f"probe {name}"),
+                panel(perfect.rms[name], mismatch.rms[name], "probe coefficient RMS", yscale="log")]
+               for name in perfect.accuracy]
+    return plot_panels([list(row) for row in zip(*columns, strict=True)], width=3.3, height=3.25)

@@ -17,6 +17,7 @@ from feature_learning.data.xor import simple_plus_complex_data, skewed_xor_data,
 from feature_learning.experiments.simplicity_bias.sizes import (
     DOMINO,
     DOMINO_DTYPE,
+    DOMINO_MISMATCH,
     DOMINO_NOTES_MU,
     DT,
     FOUR_NEURON_DIRECTIONS,
@@ -223,6 +224,143 @@ def four_neuron_run(size: FourNeuronSizes, run: Run) -> FourNeuronResult:
         gamma_init_lemma=float(margins[0, n_four:].min()),
         lemma_mass_init=float(mass_near(W_0, target, 0.05)[1].min()),
         amplitude_spread_init=_relative_spread(cluster_amplitudes(a_0, W_0, target)))
+
+
+# -- Prop. 5.8: theta^mm is a strict local max-margin direction (a certificate, and sampled directions) ------------
+
+
+@dataclasses.dataclass
+class MaxMarginCertificate:
+    """Source Prop. 5.8's proof turned into a certificate on the data (App. D.4). With the activation patterns of
+    theta^mm fixed (a neighbourhood of it), every y_i f(theta, x_i) is a quadratic form theta' Y_i theta; for the
+    orbit M of the point of least margin under the group of P, R_1, R_2 (R_r = I in R^2), min_i y_i f <= theta' A
+    theta with A the mean of Y_i over M, so gamma(theta) <= lambda_max(A) in that neighbourhood. The proposition
+    holds there if lambda_max(A) = gamma(theta^mm), its eigenspace E is spanned by the neurons' aligned balanced
+    directions (u_j, v_j) ~ (s_k, b_k e_a(k)) (the proof's equality case), and on E (where gamma is a linear
+    program in the neurons' squared amplitudes t_j) the optimum has equal cluster amplitudes T_k = 1/4."""
+
+    neurons: tuple[int, ...]  # neurons per cluster (e_1, e_2, -e_1, -e_2)
+    gamma_mm: float  # gamma(theta^mm) = min_i y_i (|x^1| - |x^2|) / 8
+    orbit: int  # data points in the orbit M (the data repeat every point under R_r = I)
+    bound_gap: float  # lambda_max(A) / gamma_mm - 1
+    eigenspace: int  # eigenvalues within 1e-9 (relative) of lambda_max
+    expected: int  # the aligned balanced directions: one per neuron
+    span_gap: float  # sin of the largest principal angle between E and the aligned balanced directions
+    spectral_gap: float  # 1 - (next eigenvalue) / lambda_max
+    lp_gamma_gap: float  # the linear program's optimum on E over gamma_mm, minus 1
+    cluster_range: tuple[float, float]  # min and max of T_k over the optimal face, over k
+    neuron_range: tuple[float, float]  # min and max of a single neuron's t_j over the optimal face, over j
+    directions: int  # sampled directions
+    epsilon: float  # their length (relative to ||theta^mm||), well inside the fixed-pattern neighbourhood
+    sampled_rise: float  # max over the sampled directions of gamma(theta^mm + eps d) / gamma_mm - 1
+    pattern_kept: bool  # no sampled perturbation changed an activation pattern
+    resplit_gap: float  # |gamma / gamma(embedding) - 1| with each cluster's split among its neurons reversed
+
+    @property
+    def values(self) -> dict[str, float]:
+        """The certificate's numbers, as the claims record them."""
+        return {"bound gap": self.bound_gap, "eigenspace": self.eigenspace, "sine": self.span_gap,
+                "max |T_k - 1/4|": max(abs(t - 0.25) for t in self.cluster_range)}
+
+    @property
+    def holds(self) -> bool:
+        lo, hi = self.cluster_range
+        return (abs(self.bound_gap) <= 1e-9 and self.eigenspace == self.expected and self.span_gap <= 1e-6
+                and self.spectral_gap > 1e-6 and abs(self.lp_gamma_gap) <= 1e-9 and abs(lo - 0.25) <= 1e-9
+                and abs(hi - 0.25) <= 1e-9)
+
+
+def _orbit(X: torch.Tensor, i: int) -> list[int]:
+    """Indices of the data points that are images of x_i under the group of P, R_1, R_2 (within 1e-12)."""
+    a, b = float(X[i, 0]), float(X[i, 1])
+    images = torch.tensor([(sa * p, sb * q) for p, q in ((a, b), (b, a)) for sa in (1, -1) for sb in (1, -1)],
+                          dtype=X.dtype)
+    near = torch.cdist(images, X[:, :2]) <= 1e-12
+    if not bool(near.any(-1).all()):
+        raise ValueError("the data are not closed under P, R_1, R_2: no orbit")
+    return near.any(0).nonzero().flatten().tolist()
+
+
+def max_margin_certificate(X: torch.Tensor, y: torch.Tensor, neurons=(1, 1, 1, 1), *, directions: int = 2000,
+                           generator: torch.Generator) -> MaxMarginCertificate:
+    """The certificate of :class:`MaxMarginCertificate` for theta^mm embedded with ``neurons[k]`` neurons on cluster
+    k (unequal splits 1..n of the cluster amplitude; (1, 1, 1, 1) is the four-neuron network), and the margin along
+    ``directions`` random directions of the weights (a test that can refute a local maximum, not establish it)."""
+    from scipy.optimize import linprog
+
+    X, y = X.to(DT), y.to(DT)
+    dirs = torch.tensor(FOUR_NEURON_DIRECTIONS, dtype=DT)
+    signs = torch.tensor([1.0, -1.0, 1.0, -1.0], dtype=DT)
+    cluster = torch.tensor([k for k, n in enumerate(neurons) for _ in range(n)])
+    split = torch.cat([torch.arange(1, n + 1, dtype=DT) / (n * (n + 1) / 2) for n in neurons])  # sums to 1 per k
+    m, d = len(cluster), X.shape[1]
+    u = signs[cluster] * split.sqrt()
+    V = dirs[cluster] * split.sqrt()[:, None]
+    theta = torch.cat([u, V.flatten()])
+    resplit = torch.cat([torch.arange(n, 0, -1, dtype=DT) / (n * (n + 1) / 2) for n in neurons])
+    theta_resplit = torch.cat([signs[cluster] * resplit.sqrt(), (dirs[cluster] * resplit.sqrt()[:, None]).flatten()])
+    margins = y * (X[:, 0].abs() - X[:, 1].abs())
+    gamma_mm = float(margins.min() / 8)
+
+    def gamma(th):  # normalised margin of the width-m network, batched over leading axes
+        uu, VV = th[..., :m], th[..., m:].unflatten(-1, (m, d))
+        f = (torch.relu(X @ VV.transpose(-1, -2)) * uu.unsqueeze(-2)).sum(-1)
+        return (y * f).min(-1).values / th.pow(2).sum(-1)
+
+    pattern = (X @ V.T) > 0  # (n, m) at theta^mm
+    M = _orbit(X, int(margins.argmin()))
+    A = torch.zeros(m * (1 + d), m * (1 + d), dtype=DT)
+    # Y_i couples u_j with v_j: y_i 1[v_j . x_i > 0] x_i / 2 in both off-diagonal blocks; A is their mean over M
+    blocks = (pattern[M].to(DT)[:, :, None] * (y[M, None] * X[M] / 2)[:, None, :]).mean(0)  # (m, d)
+    for j in range(m):
+        A[j, m + j * d:m + (j + 1) * d] = A[m + j * d:m + (j + 1) * d, j] = blocks[j]
+    evals, evecs = torch.linalg.eigh(A)
+    top = float(evals[-1])
+    in_E = (top - evals).abs() <= 1e-9 * abs(top)
+    E = evecs[:, in_E]
+    aligned = torch.zeros(m * (1 + d), m, dtype=DT)
+    for j in range(m):
+        aligned[j, j] = signs[cluster[j]] / math.sqrt(2)
+        aligned[m + j * d:m + (j + 1) * d, j] = dirs[cluster[j]] / math.sqrt(2)
+    cosines = torch.linalg.svdvals(E.T @ aligned) if E.shape[1] == m else torch.zeros(1, dtype=DT)
+    span_gap = float((1 - cosines.min().clamp(max=1.0) ** 2).clamp(min=0).sqrt())
+    spectral_gap = 1 - float(evals[~in_E].max()) / top
+    # on E: theta = sum_j c_j aligned_j, y_i f = sum_j t_j w_ij with t_j = c_j^2, sum_j t_j = ||theta||^2 = 1
+    w = (y[:, None] * signs[cluster][None] * torch.relu(X @ dirs[cluster].T) / 2).numpy()  # (n, m)
+    # max z s.t. w t >= z, sum t = 1, t >= 0 (variables t_1..t_m, z)
+    A_ub = np.hstack([-w, np.ones((len(w), 1))])
+    A_eq = np.hstack([np.ones((1, m)), np.zeros((1, 1))])
+    bounds = [(0, None)] * m + [(None, None)]
+    best = linprog(np.r_[np.zeros(m), -1.0], A_ub=A_ub, b_ub=np.zeros(len(w)), A_eq=A_eq, b_eq=[1.0],
+                   bounds=bounds, method="highs")
+    z = -best.fun
+    face = [(A_ub, np.zeros(len(w))), (np.r_[np.zeros(m), -1.0][None], [-(z - 1e-13 * abs(z))])]
+    A_face = np.vstack([face[0][0], face[1][0]])
+    b_face = np.r_[face[0][1], face[1][1]]
+
+    def extreme(c):
+        res = linprog(c, A_ub=A_face, b_ub=b_face, A_eq=A_eq, b_eq=[1.0], bounds=bounds, method="highs")
+        return float(c @ res.x)
+
+    clusters = [np.r_[(cluster.numpy() == k).astype(float), 0.0] for k in range(len(neurons))]
+    cluster_lo = min(extreme(c) for c in clusters)
+    cluster_hi = max(-extreme(-c) for c in clusters)
+    units = [np.r_[np.eye(m)[j], 0.0] for j in range(m)]
+    neuron_lo = min(extreme(c) for c in units)
+    neuron_hi = max(-extreme(-c) for c in units)
+    # sampled directions, well inside the neighbourhood where no activation pattern changes
+    reach = float((X @ dirs.T).abs()[(X @ dirs.T).abs() > 0].min())
+    eps = 1e-3 * reach
+    D = torch.randn(directions, theta.numel(), generator=generator, dtype=DT)
+    D = D / D.norm(dim=-1, keepdim=True) * theta.norm()
+    moved = theta + eps * D
+    kept = bool((((X @ moved[:, m:].unflatten(-1, (m, d)).transpose(-1, -2)) > 0) == pattern).all())
+    return MaxMarginCertificate(
+        neurons=tuple(neurons), gamma_mm=gamma_mm, orbit=len(M), bound_gap=top / gamma_mm - 1,
+        eigenspace=int(in_E.sum()), expected=m, span_gap=span_gap, spectral_gap=spectral_gap,
+        lp_gamma_gap=z / gamma_mm - 1, cluster_range=(cluster_lo, cluster_hi), neuron_range=(neuron_lo, neuron_hi),
+        directions=directions, epsilon=eps, sampled_rise=float((gamma(moved) / gamma(theta) - 1).max()),
+        pattern_kept=kept, resplit_gap=abs(float(gamma(theta_resplit) / gamma(theta)) - 1))
 
 
 # -- Lemma 5.3: capturing the four extrema -----------------------------------------------------------------------------
@@ -484,8 +622,46 @@ class DominoResult:
     scale_growth: PairedDifference  # ln(ratio at the end) - ln(ratio at epoch 0), small init
     peak_epoch: int  # the argmax of the mean C = 1000 curve (shown, not tested)
     coin_accuracy: torch.Tensor | None = None  # C = 1000 probe for the OOD coin (the simple label), (C, R)
+    network_accuracy: torch.Tensor | None = None  # the network's own OOD accuracy on the label, (C, R)
+    network_coin: torch.Tensor | None = None  # how often its own OOD prediction agrees with the coin, (C, R)
     mu_simple: float = DOMINO["mu_simple"]
     seconds: float = 0.0
+
+
+def _probe_checkpoints(hist: dict[str, torch.Tensor], Xo: torch.Tensor, yo: torch.Tensor, n_fit: int):
+    """At each logged checkpoint of ``hist``: the OOD probes of ``PROBES`` (accuracy and coefficient RMS), a C = 1000
+    probe for the OOD coin, and the network's own OOD predictions (agreement with the label and with the coin), on the
+    RMS-normalised hidden features of ``Xo`` (its first ``n_fit`` points fit the probes, the rest score them).
+    Returns ``accuracy`` and ``rms`` (probe -> (C, R)), the coin probe's accuracy (C, R) and ``own`` (label/coin ->
+    (C, R), over every OOD point)."""
+    C, R = hist["W"].shape[:2]
+    accuracy = {name: torch.zeros(C, R, dtype=DT) for name in PROBES}
+    rms = {name: torch.zeros(C, R, dtype=DT) for name in PROBES}
+    coin = torch.sign(Xo[..., 0])  # the OOD coin: the noise (sd 0.05) never flips the sign of +-mu_simple
+    coin_accuracy = torch.zeros(C, R, dtype=DT)
+    own = {"label": torch.zeros(C, R, dtype=DT), "coin": torch.zeros(C, R, dtype=DT)}
+    for c in range(C):  # one checkpoint at a time: the features of every replica, (R, n_fit + n_eval, m)
+        net = _bias_free(hist["W"][c].to(Xo.device, DT), hist["a"][c].to(Xo.device, DT))
+        features = net.features(Xo)
+        out = torch.sign(net(Xo.to(DT)))
+        own["label"][c], own["coin"][c] = (out == yo).to(DT).mean(-1).cpu(), (out == coin).to(DT).mean(-1).cpu()
+        F_fit, F_eval = rms_normalize(features[:, :n_fit], features[:, n_fit:])
+        for name, penalty in PROBES.items():
+            res = logistic_probe(F_fit, yo[:, :n_fit], F_eval, yo[:, n_fit:], penalty, iterations=30)
+            accuracy[name][c], rms[name][c] = res["accuracy"].cpu(), res["rms"].cpu()
+        coin_accuracy[c] = logistic_probe(F_fit, coin[:, :n_fit], F_eval, coin[:, n_fit:], PROBE_C,
+                                          iterations=30)["accuracy"].cpu()
+    return accuracy, rms, coin_accuracy, own
+
+
+def _domino_sets(size: DominoSizes, run: Run, data: dict) -> tuple[list, list]:
+    """The ``seeds`` training sets and, for each, its OOD set (``n_fit + n_eval`` points), drawn from fixed streams:
+    runs that differ in ``data`` or in the training coins draw the same numbers, so they pair by training set."""
+    train_sets = [simple_plus_complex_data(size.n_train, **data, generator=run.generator("domino_train", s))
+                  for s in range(size.seeds)]
+    ood_sets = [simple_plus_complex_data(size.n_fit + size.n_eval, ood=True, **data,
+                                         generator=run.generator("domino_ood", s)) for s in range(size.seeds)]
+    return train_sets, ood_sets
 
 
 def domino_probe_run(size: DominoSizes, run: Run, mu_simple: float | None = None) -> DominoResult:
@@ -503,10 +679,7 @@ def domino_probe_run(size: DominoSizes, run: Run, mu_simple: float | None = None
         raise ValueError(f"domino checkpoints must contain 0, epochs/{MID_FRACTION} = {mid} and epochs "
                          f"= {size.epochs}; got {ck}")
     dev, S = run.device, size.seeds
-    train_sets = [simple_plus_complex_data(size.n_train, **data, generator=run.generator("domino_train", s))
-                  for s in range(S)]
-    ood_sets = [simple_plus_complex_data(size.n_fit + size.n_eval, ood=True, **data,
-                                         generator=run.generator("domino_ood", s)) for s in range(S)]
+    train_sets, ood_sets = _domino_sets(size, run, data)
     Xd = torch.stack([X for X, _ in train_sets] * 2).to(DOMINO_DTYPE)  # replicas: small-init, then standard
     yd = torch.stack([y for _, y in train_sets] * 2).to(DOMINO_DTYPE)
     Xo = torch.stack([X for X, _ in ood_sets] * 2)  # each network is probed on its training set's OOD set
@@ -520,20 +693,8 @@ def domino_probe_run(size: DominoSizes, run: Run, mu_simple: float | None = None
     net = cat_replicas(nets).to(device=dev)
     init = net.detached()
     hist = logistic_gd(net, Xd.to(dev), yd.to(dev), steps=size.epochs, lr=size.lr, log_at=ck)
-    C, R = len(ck), 2 * S
-    Xo, yo, n_fit = Xo.to(dev), yo.to(dev), size.n_fit
-    accuracy = {name: torch.zeros(C, R, dtype=DT) for name in PROBES}
-    rms = {name: torch.zeros(C, R, dtype=DT) for name in PROBES}
-    coin = torch.sign(Xo[..., 0])  # the OOD coin: the noise (sd 0.05) never flips the sign of +-mu_simple
-    coin_accuracy = torch.zeros(C, R, dtype=DT)
-    for c in range(C):  # one checkpoint at a time: the features of every replica, (R, n_fit + n_eval, m)
-        features = _bias_free(hist["W"][c].to(dev, DT), hist["a"][c].to(dev, DT)).features(Xo)
-        F_fit, F_eval = rms_normalize(features[:, :n_fit], features[:, n_fit:])
-        for name, penalty in PROBES.items():
-            res = logistic_probe(F_fit, yo[:, :n_fit], F_eval, yo[:, n_fit:], penalty, iterations=30)
-            accuracy[name][c], rms[name][c] = res["accuracy"].cpu(), res["rms"].cpu()
-        coin_accuracy[c] = logistic_probe(F_fit, coin[:, :n_fit], F_eval, coin[:, n_fit:], PROBE_C,
-                                          iterations=30)["accuracy"].cpu()
+    R = 2 * S
+    accuracy, rms, coin_accuracy, own = _probe_checkpoints(hist, Xo.to(dev), yo.to(dev), size.n_fit)
     W = hist["W"].to(DT)
     share = W[..., 0].pow(2).sum(-1) / W.pow(2).sum((-1, -2))
     i0, im = 0, ck.index(mid)
@@ -556,7 +717,7 @@ def domino_probe_run(size: DominoSizes, run: Run, mu_simple: float | None = None
         log_ratio_end_se=float(mean_se(ratio[-1].log().double().cpu().numpy())[1]),
         scale_growth=paired_difference(ratio[-1].log(), ratio[0].log()),
         peak_epoch=ck[int(reg[:, small].mean(1).argmax())], coin_accuracy=coin_accuracy,
-        mu_simple=data["mu_simple"])
+        network_accuracy=own["label"], network_coin=own["coin"], mu_simple=data["mu_simple"])
 
 
 def domino_notes_run(size: DominoSizes, run: Run) -> DominoResult:
@@ -566,6 +727,76 @@ def domino_notes_run(size: DominoSizes, run: Run) -> DominoResult:
     ck = (0, size.epochs // MID_FRACTION, size.epochs)
     return domino_probe_run(dataclasses.replace(size, seeds=size.notes_seeds, checkpoints=ck), run,
                             mu_simple=DOMINO_NOTES_MU)
+
+
+@dataclasses.dataclass
+class MismatchResult:
+    """Source Fig. 10's analogue: the small-init networks of :func:`domino_probe_run` retrained on the same training
+    sets with a share ``mismatch`` of the training coins drawn against the label; replicas are the training sets."""
+
+    checkpoints: list[int]
+    seeds: int
+    mid: int
+    mismatch: float
+    flipped: torch.Tensor  # (S,) share of each training set's coins drawn against the label
+    accuracy: dict[str, torch.Tensor]  # probe -> OOD accuracy (C, S)
+    rms: dict[str, torch.Tensor]  # probe -> coefficient RMS (C, S)
+    coin_accuracy: torch.Tensor  # C = 1000 probe for the OOD coin (C, S)
+    network_accuracy: torch.Tensor  # the network's own OOD accuracy on the label (C, S)
+    network_coin: torch.Tensor  # how often its own OOD prediction agrees with the coin (C, S)
+    train_accuracy: torch.Tensor  # (S,) on its own training set at the end (the coin alone scores 1 - flipped)
+    final_loss: torch.Tensor  # (S,)
+    rise: PairedDifference  # C = 1000: acc(mid) - acc(0)
+    drop: PairedDifference  # C = 1000: acc(mid) - acc(end)
+    drop_vs_perfect: PairedDifference  # drop(perfectly correlated training sets) - drop(mismatched), paired
+    unpenalized_drop: PairedDifference  # no penalty: acc(mid) - acc(end)
+    follows_coin: PairedDifference  # the network's own OOD predictions at the end: agreement with the coin - accuracy
+    follows_coin_init: PairedDifference  # the same at epoch 0 (the untrained network)
+    follows_coin_blind: PairedDifference  # the same at the end with the coin input set to 0 (blind to the coin)
+
+
+def domino_mismatch_run(size: DominoSizes, run: Run, perfect: DominoResult,
+                        mismatch: float = DOMINO_MISMATCH) -> MismatchResult:
+    """Source Fig. 10 on the dominoes: the small-init networks of ``perfect`` (same training sets, same initial
+    weights, same OOD sets and checkpoints) trained again with each training coin drawn against its label with
+    probability ``mismatch`` (the source: "with 5% probability MNIST class might not match CIFAR-10 class"), probed
+    as in :func:`domino_probe_run`. Only the small initialisation, as the source's Fig. 10."""
+    ck, S = list(perfect.checkpoints), perfect.seeds
+    if S != size.seeds:
+        raise ValueError(f"the mismatch run pairs with the perfect run's {S} training sets; size has {size.seeds}")
+    dev, mid = run.device, perfect.mid
+    train_sets, ood_sets = _domino_sets(size, run, {**DOMINO, "mu_simple": perfect.mu_simple})
+    flips = [torch.rand(size.n_train, generator=run.generator("domino_mismatch", s)) < mismatch for s in range(S)]
+    Xd = torch.stack([X for X, _ in train_sets]).to(DOMINO_DTYPE)
+    yd = torch.stack([y for _, y in train_sets]).to(DOMINO_DTYPE)
+    flip = torch.stack(flips)
+    Xd[..., 0] = torch.where(flip, -Xd[..., 0], Xd[..., 0])  # the coin against the label: s = -y mu_s + noise
+    Xo = torch.stack([X for X, _ in ood_sets]).to(dev)
+    yo = torch.stack([y for _, y in ood_sets]).to(dev)
+    net = init_torch_default(S, Xd.shape[-1], size.width, scale=DOMINO_SMALL_INIT, bias=False, trained=("W", "a"),
+                             generator=run.generator("domino_init", "small"), dtype=DOMINO_DTYPE).to(device=dev)
+    hist = logistic_gd(net, Xd.to(dev), yd.to(dev), steps=size.epochs, lr=size.lr, log_at=ck)
+    accuracy, rms, coin_accuracy, own = _probe_checkpoints(hist, Xo, yo, size.n_fit)
+    with torch.no_grad():
+        fit = (torch.sign(net(Xd.to(dev))) == yd.to(dev)).to(DT).mean(-1).cpu()
+        blind = Xo.clone()
+        blind[..., 0] = 0.0  # the trained networks with the coin input removed: they cannot read the simple feature
+        out = torch.sign(net(blind.to(DOMINO_DTYPE)))
+        coin = torch.sign(Xo[..., 0])
+        blind_coin, blind_label = (out == coin).to(DT).mean(-1).cpu(), (out == yo).to(DT).mean(-1).cpu()
+    reg, free = accuracy["C=1000"], accuracy["no penalty"]
+    im = ck.index(mid)
+    drop = reg[im] - reg[-1]
+    return MismatchResult(
+        checkpoints=ck, seeds=S, mid=mid, mismatch=mismatch, flipped=flip.to(DT).mean(-1), accuracy=accuracy,
+        rms=rms, coin_accuracy=coin_accuracy, network_accuracy=own["label"], network_coin=own["coin"],
+        train_accuracy=fit, final_loss=hist["loss"][-1].cpu(),
+        rise=paired_difference(reg[im], reg[0]), drop=paired_difference(reg[im], reg[-1]),
+        drop_vs_perfect=paired_difference(perfect.drop.values.to(DT), drop),
+        unpenalized_drop=paired_difference(free[im], free[-1]),
+        follows_coin=paired_difference(own["coin"][-1], own["label"][-1]),
+        follows_coin_init=paired_difference(own["coin"][0], own["label"][0]),
+        follows_coin_blind=paired_difference(blind_coin, blind_label))
 
 
 # -- the diagnosis of the `full` run's early checkpoint (stored output, read for the chapter's full-run section) ------
