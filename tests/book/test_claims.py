@@ -513,6 +513,11 @@ def test_the_stored_full_run_is_quoted_as_the_source_map_grades_it():
     assert "; 1 stored with an earlier form of their test" in glue["full_counts"]
     assert second["id"] not in glue["full_failed"]
     assert full_run_glue(run)[f"full_{first['id']}_status"] == "inconclusive", "without the present claims: as stored"
+    earlier_only = {**run, "ledger": {**stored, "claims": [stored["claims"][1]]}}
+    assert full_run_glue(earlier_only, current)["full_counts"] == "1 stored with an earlier form of their test"
+    rebuilt = {**run, "ledger": {"read_from": "the notebook", "claims": [{"id": first["id"], "status": "pass"}]}}
+    glue = full_run_glue(rebuilt, current)
+    assert glue["full_counts"] == "1 pass" and "present declarations" not in glue["full_run"]
 
 
 def test_execution_table_reads_each_chapters_glued_run_time(tmp_path):

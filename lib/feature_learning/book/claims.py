@@ -417,7 +417,8 @@ def full_run_glue(run: dict | None, current: dict[str, dict] | None = None) -> d
     ``full_counts``, ``full_failed`` (the failing ids, "none" if none); and for each claim of its ledger
     ``full_<id>`` (the measured value as the claims tables print it) and ``full_<id>_status``. A ledger with
     ``read_from`` was rebuilt from the run's executed notebook (its claims tables: ids, statuses, printed values) where
-    the run was stopped after its last cell and before its ledger file was saved; both texts say so.
+    the run was stopped after its last cell and before its ledger file was saved; both texts say so, and its statuses
+    are quoted as stored (it keeps no tests to compare with the present ones).
 
     With ``current`` (the chapter's present claims as JSON, by id), each stored claim whose test has its present form
     is graded by its present declarations, as the source map grades it (:func:`~feature_learning.book.status.regrade`),
@@ -444,7 +445,8 @@ def full_run_glue(run: dict | None, current: dict[str, dict] | None = None) -> d
         return out
     claims = ledger.get("claims", [])
     earlier = []
-    if current is not None:
+    regraded = current is not None and not ledger.get("read_from")  # a rebuilt record keeps no tests to compare
+    if regraded:
         graded = []
         for c in claims:
             now = current.get(c["id"])
@@ -456,14 +458,13 @@ def full_run_glue(run: dict | None, current: dict[str, dict] | None = None) -> d
     graded_claims = [c for c in claims if c["id"] not in earlier]
     by_status = collections.Counter(c["status"] for c in graded_claims)
     order = [*ACCEPTED, *sorted(set(by_status) - set(ACCEPTED))]
-    counts = "; ".join(f"{by_status[s]} {s}" for s in order if s in by_status)  # statuses may hold commas
-    if earlier:
-        counts += f"; {len(earlier)} stored with an earlier form of their test"
+    counts = "; ".join([f"{by_status[s]} {s}" for s in order if s in by_status]  # statuses may hold commas
+                       + ([f"{len(earlier)} stored with an earlier form of their test"] if earlier else []))
     failed = [c["id"] for c in graded_claims if c["status"] not in ACCEPTED]
     marked = ", ".join(f"`{cid}`" for cid in failed) if failed else "none"
     read = f" Its ledger was not saved; the statuses and values are read from {ledger['read_from']}." \
         if ledger.get("read_from") else ""
-    how = ", graded by their present declarations" if current is not None else ""
+    how = ", graded by their present declarations" if regraded else ""
     out |= {"full_run": head + f"Its {len(claims)} claims by status{how}: {counts}. Failing: {marked}.{read}",
             "full_counts": counts, "full_failed": ", ".join(failed) if failed else "none"}
     for c in claims:
