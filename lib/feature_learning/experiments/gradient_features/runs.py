@@ -193,13 +193,22 @@ class EmergenceResult:
     recipe: ParityRecipe
 
 
-def emergence(size: EmergenceSizes, run: Run) -> EmergenceResult:
+def first_step_on_structured_parity(size, run: Run, name: str):
+    """Experiment 1's setting and first gradient step on the streams of ``name`` (``<name>_data``, ``<name>_init``):
+    the structured parity of ``size`` (d, k, p_A, p_o), its recipe, the parity direction D, each seed's first-step
+    sample (x, y; ``size.seeds`` x ``size.n_step``), and the network at initialisation, after the step, and the
+    gradient G of :func:`gradient_feature_step` on ``size.m`` units."""
     task = StructuredParity(size.d, size.k, 1, size.p_A, size.p_o)
     rec = parity_recipe(size.d, size.k, size.p_A)
     D = task.directions()[0].to(run.device)
-    x, y, _ = _per_seed(task.sample, size.seeds, size.n_step, run.generator("emergence_data"), run.device)
+    x, y, _ = _per_seed(task.sample, size.seeds, size.n_step, run.generator(f"{name}_data"), run.device)
     net, new, G = gradient_feature_step(x, y, size.m, sigma_w=rec.sigma_w, b_tilde=rec.b_tilde, eta1=rec.eta1,
-                                        B_eps=rec.B_eps, run=run, stream=("emergence_init",))
+                                        B_eps=rec.B_eps, run=run, stream=(f"{name}_init",))
+    return task, rec, D, x, y, net, new, G
+
+
+def emergence(size: EmergenceSizes, run: Run) -> EmergenceResult:
+    task, rec, D, x, y, net, new, G = first_step_on_structured_parity(size, run, "emergence")
     m = size.m
     xt = task.sample(500, run.generator("emergence_test"))[0].to(run.device)
     with torch.no_grad():
@@ -436,12 +445,7 @@ def lemma314_network(size: GoodNetworkSizes, run: Run) -> Lemma314Result:
     floor(sqrt(m)), the lemma's Omega(sqrt(mp)) with p near 1 and constant 1), 0 elsewhere; no training. Accuracy
     and hinge loss on each part of the law, and the same a~ on the chosen units with their initial directions (norms
     of W^(1), same biases)."""
-    task = StructuredParity(size.d, size.k, 1, size.p_A, size.p_o)
-    rec = parity_recipe(size.d, size.k, size.p_A)
-    D = task.directions()[0].to(run.device)
-    x, y, _ = _per_seed(task.sample, size.seeds, size.n_step, run.generator("lemma314_data"), run.device)
-    net, new, G = gradient_feature_step(x, y, size.m, sigma_w=rec.sigma_w, b_tilde=rec.b_tilde, eta1=rec.eta1,
-                                        B_eps=rec.B_eps, run=run, stream=("lemma314_init",))
+    task, rec, D, x, y, net, new, G = first_step_on_structured_parity(size, run, "lemma314")
     del x, y
     thresholds, coefs = merged_bump(size.k)
     per = math.isqrt(size.m)
