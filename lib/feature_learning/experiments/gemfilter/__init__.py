@@ -19,6 +19,7 @@ from feature_learning.experiments.gemfilter.figures import (  # noqa: F401
     training_figure,
 )
 from feature_learning.experiments.gemfilter.runs import (  # noqa: F401
+    LATE_DRIFT_VARIES,
     LISTING,
     LOCATING_SHARE,
     NEAR_FIRST_LAYER,

@@ -330,6 +330,10 @@ NEAR_KEY_LAST = ("its spread is between trained models: the key-last control's l
 NEAR_MIDDLE_ROW = ("its spread is between trained models: the middle row's share of the last row's accuracy is 0.01 "
                    "to 0.36 over six seeds at ci (se at most 0.023), so more prompts cannot reduce it; two trained "
                    "models per run would reach about 3.1 sd at twice the training cost, which is 60% of the ci run")
+# Why Fig. 9.5's third stage (late_layers_drift) is declared inconclusive: it depends on the trained model.
+LATE_DRIFT_VARIES = ("it holds at every seed of the ci sweep, and at the book profile for the trained models of seeds "
+                     "1 and 2 (0.44 and 0.64 against two standard errors of 0.26 and 0.29); the book model of seed 0 "
+                     "shows no third stage (0.0667 against 0.067 over 480 probe prompts, 0.002 over 960)")
 NEAR_KEEPS = ("its spread is mostly between trained models: GemFilter loses 0.000 to 0.029 of All KV's accuracy over "
               "six seeds at ci; with the grid's 48 prompts per cell alone those seeds' distances from failing average "
               "2.1 sd, with four times the prompts about 2.7 sd, and no number of prompts takes them past 3.6 sd")
