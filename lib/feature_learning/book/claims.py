@@ -86,11 +86,10 @@ from feature_learning.book.status import (  # noqa: E402  (the statuses' one hom
     clean_fails,
     entry_status,
     erratum_status,
+    graded_at_full,
     profile_statuses,
-    regrade,
     source_headline,
     sweep_knows_noise,
-    test_form,
     verdict,
 )
 
@@ -447,14 +446,9 @@ def full_run_glue(run: dict | None, current: dict[str, dict] | None = None) -> d
     earlier = []
     regraded = current is not None and not ledger.get("read_from")  # a rebuilt record keeps no tests to compare
     if regraded:
-        graded = []
-        for c in claims:
-            now = current.get(c["id"])
-            if now is None or test_form(c) != test_form(now):
-                earlier.append(c["id"])
-            else:
-                graded.append({**c, "status": regrade(c, now, True)})
-        claims = graded + [c for c in claims if c["id"] in earlier]
+        pairs = [(c, graded_at_full(c, current.get(c["id"]))) for c in claims]
+        earlier = [c["id"] for c, graded in pairs if graded is None]
+        claims = [graded or c for c, graded in pairs]
     graded_claims = [c for c in claims if c["id"] not in earlier]
     by_status = collections.Counter(c["status"] for c in graded_claims)
     order = [*ACCEPTED, *sorted(set(by_status) - set(ACCEPTED))]

@@ -266,6 +266,15 @@ def regrade(stored: Mapping[str, Any], current: Mapping[str, Any], at_source_sca
 NO_FULL_RUN = "no run at the source's scale is stored"
 
 
+def graded_at_full(stored: Mapping[str, Any] | None, current: Mapping[str, Any] | None) -> dict | None:
+    """A claim of the stored ``full`` record graded as the chapter's present claim would be (its present declarations
+    and kind, :func:`regrade`), or None where the record cannot grade it: stored with another form of its test
+    (:func:`test_form`), or missing on either side."""
+    if stored is None or current is None or test_form(stored) != test_form(current):
+        return None
+    return {**stored, "status": regrade(stored, current, True), "kind": current.get("kind")}
+
+
 def full_status(entry: Mapping[str, Any], current: Mapping[str, Mapping[str, Any]], record: Mapping[str, Any] | None,
                 sizes_digest: str | None = None) -> tuple[str | None, str]:
     """The result's status in the stored ``full`` record, and a note: (status, "") when each carrying claim was stored
@@ -284,11 +293,10 @@ def full_status(entry: Mapping[str, Any], current: Mapping[str, Mapping[str, Any
     if sizes_digest and stored_digest and stored_digest != sizes_digest:
         return None, f"the stored run of {when} used other `full` sizes than the chapter's present ones"
     stored = {c["id"]: c for c in ledger.get("claims", [])}
-    changed = [cid for cid in entry["claims"] if cid not in stored or test_form(stored[cid]) != test_form(current[cid])]
+    graded = {cid: graded_at_full(stored.get(cid), current[cid]) for cid in entry["claims"]}
+    changed = [cid for cid, claim in graded.items() if claim is None]
     if changed:
         return None, f"the stored run of {when} predates the present form of {', '.join(changed)}"
-    graded = {cid: {**stored[cid], "status": regrade(stored[cid], current[cid], True), "kind": current[cid].get("kind")}
-              for cid in entry["claims"]}
     return entry_status(entry, graded), ""
 
 
