@@ -288,7 +288,7 @@ def max_margin_certificate(X: torch.Tensor, y: torch.Tensor, neurons=(1, 1, 1, 1
     ``directions`` random directions of the weights (a test that can refute a local maximum, not establish it)."""
     from scipy.optimize import linprog
 
-    X, y = X.to(DT), y.to(DT)
+    X, y = X.detach().to("cpu", DT), y.detach().to("cpu", DT)  # a certificate in float64 on the CPU (SciPy's LP)
     dirs = torch.tensor(FOUR_NEURON_DIRECTIONS, dtype=DT)
     signs = torch.tensor([1.0, -1.0, 1.0, -1.0], dtype=DT)
     cluster = torch.tensor([k for k, n in enumerate(neurons) for _ in range(n)])
