@@ -42,6 +42,7 @@ from feature_learning.measure.lucky_neurons import level_crossing, responding, s
 from feature_learning.measure.statistics import ls_slope
 from feature_learning.models.patch_conv import PatchConvNet, init_thresholded, merge_heads, width_for_lucky
 from feature_learning.theory.label_granularity import expected_singly_lucky, log_time_constant
+from feature_learning.training.losses import cross_entropy
 
 # The training target of every training run, fixed before its runs were guarded: the training loss (cross-entropy with
 # the training labels on fresh samples of the training distribution) at the last step at most TRAIN_LOSS_FRACTION of
@@ -242,7 +243,7 @@ def evaluate(net: PatchConvNet, model: PatchModel, k: int, labels: str, n_test: 
     X, y, fine = data.sample(n_test, generator, replicas=R, device=device)
     F = net(X)
     target = y if labels == "coarse" else fine
-    loss = -torch.log_softmax(F.double(), -1).gather(-1, target.unsqueeze(-1)).squeeze(-1).mean(-1)
+    loss = cross_entropy(F.double(), target).mean(-1)
     F2 = coarse_outputs(F, data, labels)
     m_normal = margin(F2, y)
     Xh, yh, _ = data.sample(n_test, generator, replicas=R, hard=True, device=device)
@@ -579,8 +580,8 @@ def run_hierarchy(size: GranularitySizes, run: Run) -> dict[str, HierarchyRun]:
             hard_m = margin(merged(tests[0][0]), y0).mean(-1)
             normal_acc = (merged(normal_X).argmax(-1) == tree.ancestor(normal_leaf, 0)).double().mean(-1)
             F_train = net(Xd).cpu()  # (R, n, G): each replica on its own training images
-            train_loss = torch.stack([-torch.log_softmax(merge_heads(F_train[r], head_sup[r], K0).double(), -1)
-                                      .gather(-1, sup.unsqueeze(-1)).mean() for r in range(R)])
+            train_loss = torch.stack([cross_entropy(merge_heads(F_train[r], head_sup[r], K0).double(), sup).mean()
+                                      for r in range(R)])
         out[name] = HierarchyRun(name=name, G=G, hard_acc=accs, normal_acc=normal_acc,
                                  hard_margin=hard_m, purity=purity, leaf_purity=leaf_purity, train_loss=train_loss,
                                  n_super=K0, checkpoints=checkpoints)
