@@ -70,7 +70,7 @@ def test_passing_ledger_is_written_as_json_with_kinds_nulls_and_sources(tmp_path
     assert claims_html(data["claims"], box=None).startswith("<table")
     assert "<span class='claim-kind'>" in html and "claim-badge claim-pass" in html
     assert "0 of 1 results reproduced at the source's scale (0 on analogues), 0 only below it, 1 not run at the " \
-           "source's scale yet, 0 theorem verifications; 0 errata" in shown._repr_html_()
+           "source's scale yet, 0 theorem verifications; attempted: 1 of 1 (100%); 0 errata" in shown._repr_html_()
 
 
 def test_every_claim_needs_a_known_kind():
@@ -284,7 +284,7 @@ def test_headline_counts_source_results_by_their_verdict_and_errata_apart():
     assert source_headline(data) == (
         "0 of 6 results reproduced at the source's scale (0 on analogues), 0 only below it, 2 not run at the source's "
         "scale yet, 1 theorem verification; 1 not reproduced; 1 not testable here; 1 not attempted; "
-        "2 errata (1 confirmed by a check).")
+        "attempted: 4 of 6 (66%); 2 errata (1 confirmed by a check).")
     assert headline(data["claims"]).startswith("Claims: 4 reproduction (1 not reproduced, 1 not testable, 2 pass)")
     from feature_learning.book.claims import errata_html
 
@@ -817,3 +817,13 @@ def test_trained_runs_sums_pairs_and_flags():
     assert trained_runs(True, False) == (1, 2)
     assert trained_runs(np.array([[True, False], [True, True]]), torch.tensor([False]), [True]) == (4, 6)
     assert trained_runs() == (0, 0)
+
+
+def test_attempted_share_counts_every_verdict_but_not_attempted_and_not_testable_and_rounds_down():
+    from feature_learning.book import status
+
+    counts = {status.AT_SCALE: 3, status.NOT_REPRODUCED: 2, status.INCONCLUSIVE: 1, status.FAILING: 1,
+              status.VERIFIED: 4, status.NOT_TESTABLE: 1, status.NOT_ATTEMPTED: 1}
+    assert status.attempted_count(counts) == 11
+    assert status.percent_floor(11, 13) == 84  # 84.6%: a share never reads as the next whole percent
+    assert status.percent_floor(0, 0) == 0

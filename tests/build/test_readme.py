@@ -77,7 +77,8 @@ def test_a_chapters_results_cell_grades_its_stored_source_map_by_the_stored_runs
     sweep = {"chapters": {"demo": {"profile": "ci", "seeds": [0], "claims": {}, "ledger": data}}}
     assert readme.results_cell("demo", None, sweep) == (
         "0 of 3 results reproduced at the source's scale (0 on analogues), 0 only below it, 2 not run at the "
-        "source's scale yet, 0 theorem verifications; 1 not attempted; 0 errata (0 confirmed by a check)")
+        "source's scale yet, 0 theorem verifications; 1 not attempted; attempted: 2 of 3 (66%); "
+        "0 errata (0 confirmed by a check)")
     full = {"written": "2026-11-27T00:00:00+00:00", "ledger": {"claims": [dict(c) for c in data["claims"]]}}
     full["ledger"]["claims"][1].update(passed=False, status="FAIL")
     assert readme.results_cell("demo", full, sweep).startswith(

@@ -368,9 +368,21 @@ def verdict_counts(ledgers: Iterable[Mapping[str, Any]]) -> collections.Counter:
     return counts
 
 
+def attempted_count(counts: Mapping[str, int]) -> int:
+    """Results attempted: every verdict but "not attempted" and "not testable here" (reproduced at any scale, on an
+    analogue, verified, not reproduced after a faithful attempt, inconclusive, failing)."""
+    return sum(counts.get(v, 0) for v in VERDICTS if v not in (NOT_ATTEMPTED, NOT_TESTABLE))
+
+
+def percent_floor(part: int, whole: int) -> int:
+    """``part`` of ``whole`` in whole percent, rounded down (a share never reads higher than it is; 0 of 0 is 0)."""
+    return 100 * part // whole if whole else 0
+
+
 def source_headline(*ledgers: Mapping[str, Any]) -> str:
     """"N of M results reproduced at the source's scale (K on analogues), J only below it, I not run at the source's
-    scale yet; V theorem verifications; ... E errata" over the given ledgers' computed verdicts."""
+    scale yet; V theorem verifications; ...; attempted: A of M (P%); E errata" over the given ledgers' computed
+    verdicts (:func:`attempted_count`, the share rounded down)."""
     counts = verdict_counts(ledgers)
     total = sum(counts[v] for v in VERDICTS)
     errata = sum(len(ledger.get("errata", [])) for ledger in ledgers)
@@ -388,7 +400,9 @@ def source_headline(*ledgers: Mapping[str, Any]) -> str:
             (counts[NOT_REPRODUCED], "not reproduced"), (counts[INCONCLUSIVE], "inconclusive"),
             (counts[NOT_TESTABLE], "not testable here"), (counts[NOT_ATTEMPTED], "not attempted"),
             (counts[FAILING], "FAILING")]
+    attempted = attempted_count(counts)
     parts = [head, *(f"{n} {what}" for n, what in rest if n),
+             f"attempted: {attempted} of {total} ({percent_floor(attempted, total)}%)",
              f"{errata} errata ({confirmed} confirmed by a check)"]
     return "; ".join(parts) + "."
 

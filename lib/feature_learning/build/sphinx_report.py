@@ -39,7 +39,15 @@ from feature_learning.book.claims import (
     tally,
     text_html,
 )
-from feature_learning.book.status import AT_SCALE, VERDICTS, VERIFIED, failing_distances, verdict_counts
+from feature_learning.book.status import (
+    AT_SCALE,
+    VERDICTS,
+    VERIFIED,
+    attempted_count,
+    failing_distances,
+    percent_floor,
+    verdict_counts,
+)
 from feature_learning.build.notebooks import toc_notebooks
 from feature_learning.build.seeds import default_summary_path, load_full_runs
 
@@ -181,6 +189,10 @@ def _summary_rows(ledgers: list[dict], sweep: dict | None, links: dict[str, str]
         # Verdicts are long ("reproduced below the source's scale; not run at the source's scale yet"): they wrap at
         # spaces, each on lines of its own, rather than widen the table past its box.
         results = "<br>".join(html.escape(f"{counts[v]} {v}") for v in VERDICTS if counts[v]) or "no source map"
+        total = sum(counts[v] for v in VERDICTS)
+        if total:
+            attempted = attempted_count(counts)
+            results += "<br>" + html.escape(f"attempted: {attempted} of {total} ({percent_floor(attempted, total)}%)")
         if ledger.get("errata"):
             results += "<br>" + html.escape(f"({len(ledger['errata'])} errata apart)")
         by_kind = tally(ledger["claims"])
