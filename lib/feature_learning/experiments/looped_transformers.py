@@ -268,6 +268,7 @@ class ContextRow:
     error: torch.Tensor  # (prompts,) |<TF, theta*> - alpha| of the looped transformer
     kappa: torch.Tensor  # (prompts,)
     alpha: torch.Tensor  # (prompts,)
+    distance: torch.Tensor  # (prompts,) ||theta^(T) - theta*|| of T plain GD steps (eta = 1/L, theta^(0) = 0)
 
     @property
     def bound(self) -> torch.Tensor:
@@ -280,6 +281,13 @@ class ContextRow:
         arithmetic at least -2 kappa ln(1 - 1/kappa) >= 2 by the tight rate, and where float64 rounding floors the
         relative error near 1e-16 still above 36.8 / 20 > 1.8 for T <= 40 (+inf where the error is exactly 0)."""
         return (self.error / self.alpha.abs()).log() / (-self.loops / (2 * self.kappa))
+
+    @property
+    def lemma_815_excess(self) -> torch.Tensor:
+        """Lemma 8.15 in relative form: (error - |alpha| ||theta^(T) - theta*||) / |alpha|, at most 0 up to float64
+        rounding; theta^(T) comes from gradient descent run apart from the transformer, so the check holds only if
+        the transformer's output is alpha theta^(T) (Theorem 8.14) and Cauchy-Schwarz closes the gap."""
+        return self.error / self.alpha.abs() - self.distance
 
     @property
     def tight(self) -> torch.Tensor:
@@ -304,10 +312,34 @@ def error_against_context(size: LoopedSizes, run: Run) -> list[ContextRow]:
         z0 = torch.cat([torch.zeros(c.prompts, size.d, dtype=DTYPE), alpha[:, None]], dim=1)
         L = torch.linalg.eigvalsh(X.transpose(1, 2) @ X)[:, -1, None]
         kappa = theory.condition_numbers(X)
+        distances = gd_distances(X, y, theta, L, c.loops)
         for loops in c.loops:
             tf = looped_query_rows(S, z0, Q, P, [1 / L] * loops)
-            rows.append(ContextRow(loops, n, ((tf * theta).sum(-1) - alpha).abs(), kappa, alpha))
+            rows.append(ContextRow(loops, n, ((tf * theta).sum(-1) - alpha).abs(), kappa, alpha, distances[loops]))
     return rows
+
+
+def gd_distances(X: torch.Tensor, y: torch.Tensor, theta_star: torch.Tensor, L: torch.Tensor,
+                 loops) -> dict[int, torch.Tensor]:
+    """||theta^(T) - theta*|| for each T in ``loops`` of plain gradient descent on (1/2)||X theta - y||^2 from
+    theta^(0) = 0 with step 1/L (Definition 8.9), run on its own, with no transformer: shape (B,) per T."""
+    theta = torch.zeros_like(theta_star)
+    Xty, XtX = torch.einsum("bnd,bn->bd", X, y), X.transpose(1, 2) @ X
+    out = {}
+    for t in range(1, max(loops) + 1):
+        theta = theta - (torch.einsum("bij,bj->bi", XtX, theta) - Xty) / L
+        if t in loops:
+            out[t] = (theta - theta_star).norm(dim=-1)
+    return out
+
+
+def lemma_815(rows: list[ContextRow]) -> tuple[float, float]:
+    """Lemma 8.15 over every prompt, T and n: the largest (error - |alpha| ||theta^(T) - theta*||) / |alpha| (at most 0
+    up to rounding) and the median of error / (|alpha| ||theta^(T) - theta*||), how much of its bound the error uses
+    (a prompt whose descent reached theta* exactly, 0/0, is left out of the median only)."""
+    excess = max(float(r.lemma_815_excess.max()) for r in rows)
+    used = torch.cat([r.error / (r.alpha.abs() * r.distance) for r in rows])
+    return excess, float(used.nanmedian())
 
 
 def context_needed(rows: list[ContextRow], target: float) -> dict[int, float]:
