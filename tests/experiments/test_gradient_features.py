@@ -154,3 +154,12 @@ def test_lemma314_support_picks_distinct_units_on_the_side_of_each_threshold():
 def test_checkpoints_cover_every_early_step_and_the_last():
     at = gf.checkpoints(100)
     assert at[:12] == list(range(12)) and at[-1] == 100 and at == sorted(set(at))
+
+
+def test_fixed_feature_floor_reads_the_sample_noise_without_correlation():
+    run = start_run("ci", 0, "cpu")
+    size = gf.FixedFeatureSizes(features=(4, 16), n=2**12, chunk=2**10, seeds=3)
+    ff = gf.fixed_feature_floor(size, run)
+    assert ff.ratio.shape == (2, 3) and ff.n == 2**12 and abs(ff.noise - 32 / (2 * 2**12) ** 0.5) < 1e-12
+    # random features are uncorrelated with a 5-parity of 80 bits: the plug-in ratio is the noise, far below 1
+    assert float(ff.ratio.max()) < 2 * ff.noise

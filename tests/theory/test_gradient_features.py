@@ -21,6 +21,15 @@ def test_symmetric_init_identities_and_tails():
         assert sp.simplify(case.log_tail - case.source) == 0
 
 
+def test_symmetric_first_step_mirrors_the_blocks():
+    step = th.symmetric_first_step()
+    assert step.opposite == (0, 0) and step.mirror == (0, 0)
+    # by hand: block 2 is (-a, -w, -b), so its step is eta l' a y x 1[t < 0] and block 1's is -eta l' a y x 1[t > 0]
+    a, eta, lp, x, y, t = sp.symbols("a eta l' x y t", real=True)
+    assert sp.simplify(step.steps[1] - eta * lp * a * y * x * sp.Heaviside(-t)) == 0
+    assert sp.simplify(step.drift - eta * lp * a * y * x) == 0
+
+
 def test_bump_network_is_the_parity_exactly():
     for k, r in ((3, 1), (5, 1), (3, 3)):
         out = th.bump_network_margins(k, r)

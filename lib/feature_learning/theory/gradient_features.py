@@ -67,6 +67,35 @@ def symmetric_init_identities() -> InitIdentities:
                           gradient=grad_w, init=W0)
 
 
+@dataclasses.dataclass(frozen=True)
+class FirstStepBlocks:
+    """Lemma B.71's first step, one sample at a time (:func:`symmetric_first_step`)."""
+
+    steps: tuple  # the per-sample first-step weights of blocks 1-4 of one neuron, t = <w, x> - b
+    opposite: tuple  # w_1 + w_3 and w_2 + w_4 (0 for every t)
+    mirror: tuple  # w_2 - w_1 - eta l'(0) a y x at t > 0 and at t < 0 (0 on both sides of the kink)
+    drift: sp.Expr  # eta l'(0) a y x: the per-sample w_2 - w_1, whose mean is eta l'(0) a E[y x]
+
+
+def symmetric_first_step() -> FirstStepBlocks:
+    """Lemma B.71's second and third statements, derived rather than checked on a run. One neuron of (3.9) has the
+    four units (a, w, b), (-a, -w, -b), (-a, w, b), (a, -w, -b). At the symmetric initialisation g = 0, so the first
+    step with lambda = 1/eta is W^(1) = -eta grad, and one sample's gradient for a unit (a_u, w_u, b_u) is
+    l'(0) y a_u 1[<w_u, x> > b_u] x, with <w_u, x> - b_u = +-t, t = <w, x> - b. SymPy sums blocks 1 and 3 (and 2 and
+    4) for a symbolic t, and evaluates w_2 - w_1 on both sides of the kink t = 0 (a positive symbol and its
+    negative): it is eta l'(0) a y x there, so its mean is eta l'(0) a E[y x] whenever Pr[t = 0] = 0, and the blocks
+    coincide when E[y x] = 0. Expectation is linear, so the per-sample identities carry over to the step."""
+    a, eta_, lp, x, y, t = sp.symbols("a eta l' x y t", real=True)
+    u = sp.Symbol("u", positive=True)
+    units = ((a, 1), (-a, -1), (-a, 1), (a, -1))  # (output weight, sign of <w_u, x> - b_u in terms of t)
+    steps = tuple(-eta_ * lp * y * a_u * sp.Heaviside(s_u * t) * x for a_u, s_u in units)
+    opposite = (sp.simplify(steps[0] + steps[2]), sp.simplify(steps[1] + steps[3]))
+    drift = eta_ * lp * a * y * x
+    diff = steps[1] - steps[0] - drift
+    mirror = (sp.simplify(diff.subs(t, u)), sp.simplify(diff.subs(t, -u)))
+    return FirstStepBlocks(steps=steps, opposite=opposite, mirror=mirror, drift=drift)
+
+
 # -- Gaussian tails: where p comes from --------------------------------------------------------------------------------
 def gaussian_tail() -> sp.Expr:
     """Phi-bar(z) = Pr[N(0, 1) >= z]."""

@@ -144,6 +144,19 @@ class MixtureSizes(OneStepSizes):
 
 
 @dataclasses.dataclass(frozen=True)
+class FixedFeatureSizes:
+    """Prop. 3.23 at its own k = d/16 (d = 80, k = 5): ``features`` numbers N of fixed features (prefixes of one draw),
+    E[y Psi] on ``n`` draws of the uniform part, in chunks of ``chunk``."""
+
+    d: int = 80
+    k: int = 5
+    features: tuple[int, ...] = (16, 64, 256)
+    n: int = 2**15
+    chunk: int = 2**13
+    seeds: int = 4
+
+
+@dataclasses.dataclass(frozen=True)
 class GradientFeatureSizes:
     emergence: EmergenceSizes = EmergenceSizes()
     parity: ParitySizes = ParitySizes()
@@ -154,6 +167,7 @@ class GradientFeatureSizes:
     linear: LinearSizes = LinearSizes()
     mixture: MixtureSizes = MixtureSizes()
     good_network: GoodNetworkSizes = GoodNetworkSizes()
+    fixed_features: FixedFeatureSizes = FixedFeatureSizes()
 
 
 BOOK = GradientFeatureSizes()
@@ -195,5 +209,6 @@ FULL = override(FULL_STORED, uniform={"d": 31, "k": 4, "m": 500, "n_step": 10_00
                 feature_probability={"sure_units": 4000, "units": 1_000_000, "n_step": 20_000, "seeds": 8},
                 linear={"m": 2000, "n_step": 200_000, "seeds": 16},
                 mixture={"d": 400, "m": 200, "n_step": 100_000, "n_fit": 8000, "seeds": 16},
-                good_network={"m": 4000, "n_step": 200_000, "seeds": 8})
+                good_network={"m": 4000, "n_step": 200_000, "seeds": 8},
+                fixed_features={"features": (16, 64, 256, 1024, 4096), "n": 2**22, "chunk": 2**14, "seeds": 8})
 SIZES = {"ci": CI, "book": BOOK, "full": FULL}
