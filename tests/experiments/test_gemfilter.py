@@ -253,3 +253,22 @@ def test_smoke_values_read_the_stored_cuda_smoke():
     entry["changed_claims"]["filter_layer_peak"]["relation"] = tex  # a ledger written since the TeX rewrite
     assert experiment.smoke_values(entry)["smoke_peak_lead"] == "0.010"
     assert experiment.smoke_values(entry)["smoke_peak_two_se"] == "0.009"
+
+
+def test_untrained_model_is_the_initial_decoder_and_all_kv_reads_the_grid_prompts():
+    """The null of the All KV claim: the decoder with its weights before training, on the accuracy grid's prompts
+    at the lengths within training."""
+    config = DecoderConfig(n_layers=2, d_model=16, n_heads=2)
+    model = experiment.new_model(config, 3).eval()
+    initial = {name: value.detach().clone() for name, value in model.state_dict().items()}
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(1.0)  # "training" moves every weight
+    trained = experiment.Trained(model, initial, {"step": torch.tensor([0])}, None, 0.0)
+    untrained = experiment.untrained_model(trained)
+    assert all(torch.equal(untrained.state_dict()[name], value) for name, value in initial.items())
+    size = dataclasses.replace(experiment.CI, model=config,
+                               grid=experiment.GridSizes(lengths=(8, 16, 32), depths=2, prompts=3),
+                               training=dataclasses.replace(experiment.CI.training, n_max=16))
+    outcomes = experiment.all_kv_in_distribution(untrained, size, start_run("ci", 0, "cpu"))
+    assert outcomes.shape == (2, 2, 3) and set(np.unique(outcomes)) <= {0.0, 1.0}

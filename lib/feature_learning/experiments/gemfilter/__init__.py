@@ -40,6 +40,7 @@ from feature_learning.experiments.gemfilter.runs import (  # noqa: F401
     Trained,
     accuracy_grid,
     all_kv_correct,
+    all_kv_in_distribution,
     answer_loss,
     baselines,
     cache_bytes,
@@ -79,6 +80,7 @@ from feature_learning.experiments.gemfilter.runs import (  # noqa: F401
     train_decoder,
     train_needle_decoder,
     training_record,
+    untrained_model,
 )
 from feature_learning.experiments.gemfilter.sizes import (  # noqa: F401
     BOOK,

@@ -303,6 +303,29 @@ def accuracy_grid(model: RopeDecoder, layer: int, size: GemFilterSizes, run: Run
     return AccuracyGrid(grid.lengths, depths, full, gem, size.training.n_max, rand)
 
 
+def untrained_model(trained: Trained) -> RopeDecoder:
+    """The chapter's decoder as it was before training (``trained.initial``): the trivial model of the claims that
+    read the trained decoder's own accuracy."""
+    device = next(trained.model.parameters()).device
+    model = RopeDecoder(trained.model.config).to(device)
+    model.load_state_dict(trained.initial)
+    return model.eval()
+
+
+def all_kv_in_distribution(model: RopeDecoder, size: GemFilterSizes, run: Run) -> np.ndarray:
+    """(depths, lengths within training, prompts) All KV's outcomes on the accuracy grid's own prompts at the
+    training lengths (the same prompts as :func:`accuracy_grid`): run on the untrained decoder, the null of
+    Fig. 9.4's All KV panels."""
+    grid = size.grid
+    lengths = [n for n in grid.lengths if n <= size.training.n_max]
+    out = np.zeros((grid.depths, len(lengths), grid.prompts))
+    for j, n in enumerate(lengths):
+        for i, depth in enumerate(np.linspace(0, 1, grid.depths)):
+            batch = needle_prompts(size.model.vocab, grid.prompts, n, run.generator("grid", n, i), depth=float(depth))
+            out[i, j] = correct(generate_greedy(model, batch.tokens.to(run.device), 2)[0], batch.answer.to(run.device))
+    return out
+
+
 def snapkv_beyond_training(model: RopeDecoder, size: GemFilterSizes, run: Run) -> np.ndarray:
     """(depths, lengths beyond training, prompts) SnapKV's outcomes (``size.k`` entries per layer and head) on the
     accuracy grid's own prompts at the lengths beyond the training length, paired with :func:`accuracy_grid`'s
