@@ -65,6 +65,9 @@ def test_relu_vs_linear_and_the_theory_checks_at_a_tiny_size():
     assert 0 <= th.clt_error < 0.5 and th.ood_measured.shape == (c.seeds,)
     assert np.all(th.ood_lower <= th.ood_upper + 1e-6)  # equal when every ID margin is below 1
     assert np.allclose(experiment.ood_margin_allowance(th), th.ratio * (np.abs(th.margin - 1) + th.id_risk))
+    # Lemma A.6 on fresh initial neurons: the shares fall with the threshold and sit near the Gaussian tail
+    assert th.init_tail.shape == (len(experiment.MILLS_DELTAS), 2) and np.all(np.diff(th.init_tail, axis=0) < 0)
+    assert np.allclose(th.init_tail[1], 0.1587, atol=0.06)  # Pr[N(0, 1) >= 1], 400 neurons: se 0.018
     mech = experiment.gradient_mechanism(TINY, r, exp)
     assert mech.eq14_error < 1e-10 and len(mech.rows) == len(set(exp.snapshot_steps))
     ctl = experiment.controls(TINY, r, exp)

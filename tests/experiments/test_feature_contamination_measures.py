@@ -141,6 +141,19 @@ def test_effective_robustness_is_zero_on_the_line():
     assert effective_robustness(models, 0.9, 0.99) > 0
 
 
+def test_the_gain_over_standard_models_is_a_difference_of_means_with_welchs_error():
+    import numpy as np
+    import pytest
+
+    from feature_learning.experiments.feature_contamination import gain_over_standard
+
+    g = gain_over_standard([0.1, 0.3], [-0.1, 0.1, 0.0])
+    assert abs(g.mean - 0.2) < 1e-12 and abs(g.se - np.sqrt(0.02 / 2 + 0.01 / 3)) < 1e-12
+    assert np.isnan(gain_over_standard([0.1, np.nan], [0.0, 0.1]).mean)  # a NaN is never dropped
+    with pytest.raises(ValueError):
+        gain_over_standard([0.1], [0.0, 0.1])
+
+
 def test_class_rates_count_positive_preactivations():
     import torch
 

@@ -35,6 +35,7 @@ from feature_learning.experiments.feature_contamination.figures import (  # noqa
 )
 from feature_learning.experiments.feature_contamination.measures import selectivity  # noqa: F401
 from feature_learning.experiments.feature_contamination.runs import (  # noqa: F401
+    MILLS_DELTAS,
     BernsteinExample,
     ClassificationRun,
     Controls,
@@ -92,6 +93,7 @@ from feature_learning.experiments.feature_contamination.transfer import (  # noq
     digits,
     effective_robustness,
     extension,
+    gain_over_standard,
     logit,
     near_zero_share,
     regression,

@@ -38,6 +38,9 @@ def held_out_sets(data, n: int, generator: torch.Generator, device=None):
 
 
 TARGET_FRACTION = 0.5  # a run reached its training target when its ID loss ends at most half its initial value
+# Lemma A.6's thresholds, in standard deviations of E_{x|y}<w_k, x> at initialisation: where Lemma D.3's bounds sit at
+# least ten binomial standard errors of 200,000 neurons from the Gaussian tail (at 2 they sit 3.4 away)
+MILLS_DELTAS = (0.5, 1.0, 1.5)
 
 
 def reached(start, end, fraction: float = TARGET_FRACTION) -> tuple[int, int]:
@@ -248,6 +251,9 @@ class TheoryChecks:
     both_positive_mc: float  # the same over ``checks.init_neurons`` fresh initial neurons
     both_positive_mc_se: float
     both_positive_theory: float
+    init_tail: np.ndarray  # (len(MILLS_DELTAS), 2): share of the fresh neurons with E_{x|y}<w_k, x> >= delta sd, for
+    # y = sign(a_k) and y = -sign(a_k) (Lemma A.6)
+    init_tail_n: int  # fresh neurons per share
 
 
 def theory_checks(size: ContaminationSizes, run: Run, exp: ReluVsLinear) -> TheoryChecks:
@@ -299,6 +305,9 @@ def theory_checks(size: ContaminationSizes, run: Run, exp: ReluVsLinear) -> Theo
     fresh = init_fixed_output(replicas, c.d0, c.width, d_ambient=c.d, generator=run.generator("init_neurons"))
     fresh_pos, fresh_neg = measure.class_correlations(fresh, c.d_core, data.mu_core(), data.mu_bg())
     both_mc = ((fresh_pos > 0) & (fresh_neg > 0)).double()
+    sd = math.sqrt((data.mu_core() ** 2 * c.d_core + data.mu_bg() ** 2 * c.d_bg) / c.d)  # of E_{x|y}<w_k, x> at init
+    tail = np.array([[float((k >= delta * sd).double().mean()) for k in (fresh_pos, fresh_neg)]
+                     for delta in MILLS_DELTAS])
     return TheoryChecks(
         clt_error=max(by_step.values()), clt_error_by_step=by_step, mc_error=mc_error, mc_sd=mc_sd, berry_esseen=be,
         ood_samples=size.checks.estimate_samples, ratio=r, margin=margin, id_risk=r_id,
@@ -311,6 +320,7 @@ def theory_checks(size: ContaminationSizes, run: Run, exp: ReluVsLinear) -> Theo
         both_positive_mc=float(both_mc.mean()), both_positive_mc_se=binomial_se(float(both_mc.mean()),
                                                                                 both_mc.numel()),
         both_positive_theory=float(frac.fraction.subs({frac.d_core: c.d_core, frac.d_bg: c.d_bg})),
+        init_tail=tail, init_tail_n=fresh_pos.numel(),
     )
 
 

@@ -303,6 +303,17 @@ def effective_robustness(models: StandardModels, id_acc, ood_acc, lowest: float 
     return np.asarray(ood_acc, dtype=float) - line
 
 
+def gain_over_standard(students, standard) -> Stat:
+    """Fig. 1's comparison: the mean effective robustness of the students minus that of the standard models at the end
+    of their training (each an array over its models, at least two), with the standard error of the difference
+    (Welch: each group's variance over its size)."""
+    students, standard = (np.asarray(g, dtype=float).ravel() for g in (students, standard))
+    if min(students.size, standard.size) < 2:
+        raise ValueError("the standard error of the gain needs at least two students and two standard models")
+    var = sum(g.var(ddof=1) / g.size for g in (students, standard))
+    return Stat(float(students.mean() - standard.mean()), float(np.sqrt(var)))
+
+
 def standard_models(size: ContaminationSizes, run: Run) -> StandardModels:
     """Fig. 1's standard models on the split of :func:`digits`."""
     splits = digit_splits(size.digits.n_train, run.generator("digits", "split"))
