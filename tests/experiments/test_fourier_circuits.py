@@ -358,3 +358,52 @@ def test_grid_logits_are_the_network_on_every_input_in_order(k, p):
     data = modular_addition(k, p)
     assert torch.allclose(ex.regularized_objective(net, None, data.labels, 1e-3),
                           ex.regularized_objective(net, data.inputs, data.labels, 1e-3), rtol=1e-12)
+
+
+def test_k5_runs_the_source_pair_at_full_and_a_smoke_run_below():
+    assert ex.CI.k5 == ex.BOOK.k5 and ex.BOOK.k5.split.k == ex.FULL.k5.split.k == 5
+    big = ex.FULL.k5.split
+    assert (big.p, ex.theorem_width(5, big.p)) == (23, 5632)  # Figs C.3, C.4: p = 23, m = 5632
+    assert (5, ex.FULL.k5.transformer_p) in ex.FULL.grok.pairs  # full reads the sweep's own k = 5 transformers
+    sweep = {5: _delays(5, [10, 20, 30])}
+    assert ex.k5_transformers(sweep, ex.FULL, None) is sweep[5]
+    for limit in (ex.k5_limit(ex.BOOK, ex.FULL), ex.k5_split_limit(ex.BOOK, ex.FULL)):
+        assert "smoke run" in limit and "`full`" in limit
+
+
+def test_eval_chunk_bounds_the_hidden_layer_of_a_forward_pass():
+    assert ex.eval_chunk(352 * 2) == ex.EVAL_CHUNK  # the ci split run: unchanged
+    rows = ex.eval_chunk(5632 * 3)
+    assert rows * 5632 * 3 <= ex.EVAL_ELEMENTS < (rows + 1) * 5632 * 3
+
+
+def _test_history(final):
+    final = torch.tensor(final, dtype=torch.float64)
+    return {"step": torch.tensor([0, 50, 100]), "train_acc": torch.zeros(3, len(final)),
+            "test_acc": torch.stack([torch.full_like(final, 0.2), final, final])}
+
+
+def test_k5_claims_are_declared_below_the_source_scale_and_read_the_medians():
+    from feature_learning.models.poly_net import poly_net_from_neurons
+
+    p = 5
+    c = torch.cos(2 * torch.pi * torch.arange(p, dtype=torch.float64) / p)
+    net = poly_net_from_neurons(torch.stack([torch.stack([c] * 5)] * 2), torch.stack([c, c]))
+    init = init_poly_net(5, p, 2, 1, ex.INIT_SCALE, torch.Generator().manual_seed(0))
+    split5 = ex.SplitRun(5, p, None, 0.1, 1.0, 10, ex.neuron_stats(net, p), [ex.neuron_stats(net, p)],
+                         ex.neuron_stats(init, p))
+    learned = ex.GrokRun(5, 5, None, types.SimpleNamespace(history=_test_history([0.95, 0.99, 0.3])),
+                         fit=torch.tensor([10.0] * 3), generalise=torch.tensor([20.0] * 3))
+    ledger = _ledger()
+    ex.record_k5_claims(ledger, split5, learned, ex.BOOK)
+    claims = {c.id: c for c in ledger.claims}
+    assert all(c.source_scale_only for c in claims.values()) and len(claims) == 3
+    assert claims["k5_transformers_learn"].measured == pytest.approx(0.95)  # the median, not the mean
+    assert claims["k5_transformers_learn"].null_model is not None
+    assert claims["split_k5_one_sparse"].measured == pytest.approx(1.0)
+    chance = ex.GrokRun(5, 5, None, types.SimpleNamespace(history=_test_history([0.2])),
+                        fit=torch.tensor([float("inf")]), generalise=torch.tensor([float("inf")]))
+    ledger = _ledger()
+    ex.record_k5_claims(ledger, split5, chance, ex.BOOK)
+    learn = {c.id: c for c in ledger.claims}["k5_transformers_learn"]
+    assert learn.ok and learn.status == "not reproduced below the source's scale"

@@ -23,6 +23,8 @@ from feature_learning.experiments.fourier_circuits.sizes import (
     SplitSizes,
     every_k_limit,
     grok_recipe,
+    k5_limit,
+    k5_split_limit,
     margin_recipe,
     split_recipe,
     theorem_width,
@@ -37,6 +39,14 @@ from feature_learning.models.transformer import Transformer, TransformerConfig, 
 from feature_learning.training.loop import OptimConfig, minibatches, train
 
 EVAL_CHUNK = 65536  # rows per forward pass when evaluating on all of Z_p^k (p^k reaches millions at `full`)
+EVAL_ELEMENTS = 2**26  # at most this many hidden activations (rows x width x replicas) per forward pass
+
+
+def eval_chunk(hidden: int) -> int:
+    """Rows per forward pass for a model with ``hidden`` activations per row (width x replicas): ``EVAL_CHUNK``,
+    fewer where a chunk's hidden layer would exceed ``EVAL_ELEMENTS`` (0.5 GB in float64; the `full` split run at
+    k = 5 has 5632 x 3 per row)."""
+    return max(1, min(EVAL_CHUNK, EVAL_ELEMENTS // max(1, hidden)))
 
 
 # -- trainers -------------------------------------------------------------------------------------------------------
@@ -94,7 +104,7 @@ def train_poly_net(data: ModularAddition, width: int, config: OptimConfig, *, no
         return regularized_objective(net, inputs[idx], labels[idx], norm_penalty)
 
     def log(step: int) -> dict[str, torch.Tensor]:
-        logits = logits_in_chunks(net, inputs)
+        logits = logits_in_chunks(net, inputs, eval_chunk(width * replicas))
         norm = net.group_norm()
         out = {
             "train_acc": argmax_accuracy(logits[:, train_idx], labels[train_idx]),
@@ -322,13 +332,13 @@ class SplitRun:
         return sum(bool(test(statistic(n))) for n in self.replica_neurons), len(self.replica_neurons)
 
 
-def split_run(size: SplitSizes, run: Run) -> SplitRun:
+def split_run(size: SplitSizes, run: Run, name: str = "split") -> SplitRun:
     """S2: the source's AdamW recipe (C.10.1) on a random half of Z_p^k, at the width of Theorem 4.9, for
     ``size.replicas`` independent networks (one batched program); the test accuracy is also logged at
-    ``size.original_steps``."""
-    data = modular_addition(size.k, size.p, 0.5, run.generator("split_data"))
+    ``size.original_steps``. The random streams are named ``name + "_data"`` and ``name``."""
+    data = modular_addition(size.k, size.p, 0.5, run.generator(f"{name}_data"))
     trained = train_poly_net(data, theorem_width(size.k, size.p), split_recipe(size.steps), batch_size=1024,
-                             replicas=size.replicas, init_scale=INIT_SCALE, generator=run.generator("split"),
+                             replicas=size.replicas, init_scale=INIT_SCALE, generator=run.generator(name),
                              device=run.device, log_every=max(1, size.steps // 20), log_at=(size.original_steps,))
     h = trained.history
     return SplitRun(size.k, size.p, trained, float(h["test_acc"][-1, 0]), float(h["train_acc"][-1, 0]),
@@ -442,6 +452,15 @@ class GrokRun:
                         Null(1.0, "no grokking: generalising at the step of fitting (exact)"))
 
 
+    def median_test_accuracy(self) -> Estimate:
+        """The median over the replicas of the final test accuracy (on the held-out half), with a bootstrap se over
+        the replicas (none for one replica); null: the same of the untrained initial transformers (measured)."""
+        h = self.trained.history
+        final, initial = h["test_acc"][-1].double(), h["test_acc"][0].double()
+        se = bootstrap_se([final.numpy()], lambda r: float(torch.from_numpy(r).median()), draws=1000) \
+            if len(final) > 1 else None
+        return Estimate(self.median(final), se, Null(self.median(initial), "the untrained initial transformers"))
+
     def mean_log_lag_ratio(self) -> Estimate:
         """The mean over the replicas of ln((steps to 90% test) / (steps to 99% train)), se over the replicas; a
         replica that never generalises within the run counts as generalising at its last step (a lower bound on its
@@ -538,6 +557,38 @@ def grok_pair(k: int, p: int, seeds: int, steps: int, size: GrokSizes, run: Run,
     h = trained.history
     return GrokRun(k, p, config, trained, steps_to_reach(h["train_acc"], h["step"], 0.99),
                    steps_to_reach(h["test_acc"], h["step"], 0.90))
+
+
+def k5_transformers(grok: dict[int, GrokRun], size: FourierCircuitSizes, run: Run) -> GrokRun:
+    """Sec. 4.6's one-layer transformers at k = 5: the grokking sweep's own where it trains k = 5 (``full``), else
+    ``size.k5``'s run of the sweep's model and recipe at (5, ``transformer_p``) (streams named ``grok_k5``)."""
+    if 5 in grok:
+        return grok[5]
+    k5 = size.k5
+    return grok_pair(5, k5.transformer_p, k5.transformer_seeds, k5.transformer_steps, size.grok, run, name="grok_k5")
+
+
+def record_k5_claims(ledger, split5: SplitRun, g5: GrokRun, below: FourierCircuitSizes) -> None:
+    """Figs C.3 and C.4 (the split run's neurons at k = 5) and Sec. 4.6 (one-layer transformers learn k = 5), each
+    declared to fail below ``full`` (:func:`k5_split_limit`, :func:`k5_limit`)."""
+    nfreq, split_limit = (split5.p - 1) // 2, k5_split_limit(below, FULL)
+    where = f"$k=5$, $p={split5.p}$, {len(split5.replica_neurons)} network{'s' * (len(split5.replica_neurons) != 1)}"
+    ledger.at_least("split_k5_one_sparse", f"The split run at {where}: median max normalised power of the neurons' "
+                    "parts (replica 0; the rate counts every network); bound 0.99 as for $k=3$, 4", "Figs C.3, C.4(c)",
+                    kind="reproduction", measured=split5.neurons.power_median, bound=0.99,
+                    source_value=r"$\approx 1$", null=Null(split5.initial_neurons.power_median,
+                                                         "the untrained initial network"),
+                    rate=split5.rate(lambda n: n.power_median, lambda v: v >= 0.99), source_scale_only=split_limit)
+    ledger.close_to("split_k5_frequency_coverage", f"The same run: frequencies used by one-sparse neurons (replica 0, "
+                    f"of {nfreq})", "Fig C.4(a)", kind="reproduction", source_value=nfreq,
+                    measured=split5.neurons.used_sparse, atol=0,
+                    null=Null(split5.initial_neurons.used_sparse, "the untrained initial network"),
+                    rate=split5.rate(lambda n: n.used_sparse, lambda v: v == nfreq), source_scale_only=split_limit)
+    ledger.at_least("k5_transformers_learn", f"$k=5$, $p={g5.p}$: median over {len(g5.fit)} one-layer transformer"
+                    f"{'s' * (len(g5.fit) != 1)} of the final test accuracy on the held-out half (se: bootstrap over "
+                    "the replicas); bound 0.9, the grokking sweep's generalisation target", "Sec 4.6, Fig 4.4",
+                    kind="reproduction", measured=g5.median_test_accuracy(), bound=0.9,
+                    source_value="learns the task at $k=5$", source_scale_only=k5_limit(below, FULL))
 
 
 def grokking_sweep(size: GrokSizes, run: Run) -> dict[int, GrokRun]:

@@ -66,11 +66,26 @@ class ConstructionSizes:
 
 
 @dataclasses.dataclass(frozen=True)
+class K5Sizes:
+    """k = 5: the split run's neurons (Figs C.3, C.4) and one-layer transformers that learn the task (Sec. 4.6).
+    Below ``full`` a smoke run of the same code, a few seconds of one CPU core whose budget cannot fit k = 5 (see
+    :func:`k5_limit`): ``split`` at (5, 5) and ``transformer_seeds`` transformers of the grokking sweep's model and
+    recipe for ``transformer_steps`` steps at (5, ``transformer_p``). At ``full``: the source's pair (5, 23) at the
+    theorem's width 5632, and the grokking sweep's own (5, 5) transformers (the sweep trains k = 5 there)."""
+
+    split: SplitSizes = SplitSizes(k=5, p=5, steps=40, replicas=1, original_steps=40)
+    transformer_p: int = 5
+    transformer_seeds: int = 1
+    transformer_steps: int = 40
+
+
+@dataclasses.dataclass(frozen=True)
 class FourierCircuitSizes:
     margin: MarginSizes = MarginSizes()
     split: SplitSizes = SplitSizes()
     grok: GrokSizes = GrokSizes()
     construction: ConstructionSizes = ConstructionSizes()
+    k5: K5Sizes = K5Sizes()
 
 
 BOOK = FourierCircuitSizes()
@@ -97,6 +112,9 @@ FULL = override(
     # nothing at (3, 31) and (4, 11) within 10,000 steps and did not grok at (2, 97). 50,000 steps: the source gives
     # no step count; five times the 10,000 that ran in a few minutes of one GPU
     construction={"pairs": (*BOOK.construction.pairs, (5, 7))},
+    k5={"split": {"p": 23, "steps": 10000, "replicas": 3, "original_steps": 10000}},  # Figs C.3, C.4's own pair
+    # (5, 23) at the theorem's width 5632 (the source's m), the split run's recipe and steps: about the work per step
+    # of the (4, 47) split run above (5632 neurons of 6 parts of 5 and 23 entries against 2944 of 4 x 47 and 47)
 )
 
 
@@ -227,14 +245,32 @@ def every_k_limit(below: GrokSizes, full: GrokSizes) -> str:
             f"trains the source's recipe at the source's pairs {pairs} for {full.steps:,} steps")
 
 
-def k5_limit(grok: GrokSizes, full: GrokSizes) -> str:
-    """Why Sec. 4.6's k = 5 is not attempted below ``full`` (the sweep's ``grok`` model), with the trial runs'
-    numbers: three replicas at (5, 5) and width 32, run once outside the chapter."""
-    return (f"at the source's pair $(5, 5)$ ({5**5:,} points) the sweep's model (one block, width {grok.width}) "
-            "did not fit every replica in trial runs of three replicas: 2000 steps with a cosine decay of our step "
-            "size or with the source's recipe left one replica of three near chance, and 3000 steps of our recipe "
-            "swung between 0.5 and 0.99 accuracy; the medians the claims read need more than half of the "
-            "replicas to fit, which those runs leave to chance, and more steps or replicas exceed this page's CPU "
-            r"budget (the sweep at $k \le 4$ is over half of it). `full` trains $(5, 5)$ in the sweep with "
-            f"the source's recipe for {full.steps:,} steps, where `transformers_fit` and `grokking_monotone_in_k` "
-            "read it")
+def k5_limit(below: FourierCircuitSizes, full: FourierCircuitSizes) -> str:
+    """Why Sec. 4.6's one-layer transformers at k = 5 are expected not to learn the task below ``full`` (the
+    ``below`` sizes' smoke run) and to learn it at ``full`` (the sweep's own (5, 5) transformers), with the numbers of
+    the trial runs: three replicas at (5, 5) and width 32, run once outside the chapter."""
+    k5, grok = below.k5, below.grok
+    p5 = dict(full.grok.pairs).get(5)
+    seeds5 = dict(zip(full.grok.pairs, full.grok.seeds, strict=True)).get((5, p5), 0)
+    return (f"below `full` the $k=5$ run is a smoke run of the code, {k5.transformer_seeds} transformer"
+            f"{'s' * (k5.transformer_seeds != 1)} of width {grok.width} for {k5.transformer_steps} steps at "
+            f"$(5, {k5.transformer_p})$ (a few seconds of CPU), far short of fitting: in trial runs of three "
+            "replicas at width 32, 2000 steps with a cosine decay of our step size or with the source's recipe left "
+            "one replica of three near chance, and 3000 steps of our recipe swung between 0.5 and 0.99 accuracy; "
+            r"more steps or replicas exceed this page's CPU budget (the sweep at $k \le 4$ is over half of it). "
+            f"`full` trains $(5, {p5})$ in the grokking sweep, {seeds5} "
+            f"transformers of width {full.grok.width} with the source's recipe for {full.grok.steps:,} steps, where "
+            "the claim reads them")
+
+
+def k5_split_limit(below: FourierCircuitSizes, full: FourierCircuitSizes) -> str:
+    """Why Figs C.3 and C.4's one-sparse neurons at k = 5 are expected to fail below ``full`` (a smoke run) and are
+    tested at ``full`` (the source's pair at the theorem's width), with the numbers."""
+    small, big = below.k5.split, full.k5.split
+    return (f"below `full` the $k=5$ split run is a smoke run of the code: {small.replicas} network"
+            f"{'s' * (small.replicas != 1)} at $(5, {small.p})$ for {small.steps} steps (a few seconds of CPU); "
+            f"$(5, {big.p})$ has {big.p**5:,} points at the theorem's width {theorem_width(5, big.p):,}, and $(5, 7)$ "
+            f"{7**5:,} points at width {theorem_width(5, 7):,}, whose 300 steps took 147 s of one shared core, beyond "
+            f"this page's CPU budget. `full` trains the source's $(5, {big.p})$ at width "
+            f"{theorem_width(5, big.p):,}, {big.replicas} networks for {big.steps:,} steps; the same recipe at the "
+            "source's $(4, 47)$ stayed far from one-sparse in the stored `full` run, so this claim may fail there too")
