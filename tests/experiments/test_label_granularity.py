@@ -1,6 +1,7 @@
 """experiments/label_granularity.py: sizes per profile, a tiny end-to-end run, the summaries and the source's tables."""
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -170,3 +171,22 @@ def test_a_claim_on_an_untrained_run_fails():
                        purity=torch.ones(3), leaf_purity=torch.ones(3), n_super=2,
                        train_loss=torch.tensor([0.01, np.log(2.0), float("nan")]))
     assert h.reached().tolist() == [True, False, False] and E.trained(h) == (1, 3)
+
+
+def test_prop2_expected_sets_match_direct_tails_and_their_limits():
+    """Prop. 2's exact means in log space agree with the direct normal tails where those are accurate (d = 100), and
+    approach the derived limits 1/sqrt(4 pi (1 + c0)) and 2 + 2 c0."""
+    from scipy.stats import norm
+
+    p2 = E.prop2_expected_sets(k=8, c0=0.1, exponents=(2, 12))
+    d = 100.0
+    ln = math.log(d)
+    eps_p, eps_m = math.sqrt(2.2 * (ln + ln**-5)), math.sqrt(2.2 * (ln - ln**-5))
+    m = d**1.2
+    star = m * norm.sf(eps_p) * norm.cdf(eps_m) ** 17
+    scale = d**0.1 / math.sqrt(ln)
+    assert p2["star"][0] == pytest.approx(star / scale, rel=1e-9)
+    assert p2["all"][0] == pytest.approx(m * norm.sf(eps_m) / scale, rel=1e-9)
+    assert p2["ratio_gap"][0] == pytest.approx((1 - star / (m * norm.sf(eps_m))) * ln**5, rel=1e-6)
+    assert p2["star"][-1] == pytest.approx(p2["limit"], rel=0.03)
+    assert p2["ratio_gap"][-1] == pytest.approx(p2["gap_limit"], rel=0.03)

@@ -75,6 +75,7 @@ from feature_learning.experiments.label_granularity.sizes import (
 )
 from feature_learning.experiments.label_granularity.summaries import (
     HIERARCHY_ANALOGUE,
+    PROP2_EXPONENTS,
     ROBUSTNESS_GAP,
     SOURCE_C0,
     empirical_arithmetic,
@@ -87,6 +88,7 @@ from feature_learning.experiments.label_granularity.summaries import (
     margin_slope,
     margin_table,
     paired_difference,
+    prop2_expected_sets,
     replica_curves,
     robustness_estimate,
     slope_estimate,
@@ -181,6 +183,8 @@ __all__ = [
     "paired_difference",
     "robustness_estimate",
     "HIERARCHY_ANALOGUE",
+    "PROP2_EXPONENTS",
+    "prop2_expected_sets",
     "source_map",
     "empirical_panels",
     "dynamics_figure",
