@@ -623,7 +623,7 @@ class InjectionResult:
     share alpha of Gaussian inputs), ``structured_real``/``structured_acc`` (a share 1/2 of pixel-permuted digits)
     with ``structured_gauss`` (the same student on Gaussian inputs) and the share of each class among the teachers'
     labels of the permuted digits (E, 10); and (Fig. 25) ``narrow_real``/``narrow_injected`` (L', T, 2): the first two
-    students at width ``narrow_width``."""
+    students at width ``narrow_width``. Those students are tested at the first and the last step only (L' = 2)."""
 
     step: torch.Tensor
     real_acc: torch.Tensor
@@ -642,10 +642,12 @@ class InjectionResult:
     narrow_injected: torch.Tensor | None = None
 
 
-def _train_students(width, xs, ys, tests, size, g, run, description, logs):
-    """Students FC(``width``) on the stacked training sets xs (S, n, d), ys (S, n), one batched program; their test
-    accuracy over training on each (inputs (N, d), labels (S, N)) of ``tests``: step (L,), a list of (L, S)."""
-    student = init_lecun(len(xs), xs.shape[-1], width, d_out=10, generator=g, device=run.device)
+def _train_students(width, xs, ys, tests, size, g, run, description, logs, dtype=torch.float64):
+    """Students FC(``width``) on the stacked training sets xs (S, n, d), ys (S, n), one batched program in ``dtype``;
+    their test accuracy over training (``logs`` records besides the first) on each (inputs (N, d), labels (S, N))
+    of ``tests``: step (L,), a list of (L, S)."""
+    student = init_lecun(len(xs), xs.shape[-1], width, d_out=10, generator=g, dtype=dtype, device=run.device)
+    xs, tests = xs.to(dtype), [(x.to(dtype), y) for x, y in tests]
 
     def student_loss(step):
         return cross_entropy(student(xs), ys).mean(-1).sum()
@@ -670,9 +672,12 @@ def injection_experiment(size: InjectionSizes, run) -> InjectionResult:
     2. each teacher relabels digits and the injected inputs;
     3. for each teacher, students FC(m_s) train on the same number of samples: a mixture with a share alpha of
        Gaussian inputs for each alpha of ``alphas`` (Figs. 4, 22, 24), a mixture with a share 1/2 of permuted
-       digits (Fig. 23), digits only; from ``seeds`` initialisations each (one batched program); then the first
-       and the last again at width ``narrow_width`` (Fig. 25). Their test accuracy against their teacher is tracked
-       on fresh digits, fresh Gaussians and permuted fresh digits.
+       digits (Fig. 23), digits only. The alpha = 1/2 and digits-only students train from ``seeds``
+       initialisations each (one batched program), the others from one for the first ``extra_teachers`` teachers
+       (a second program, float32), and the first two again at width ``narrow_width``, one initialisation each
+       (Fig. 25, a third program, float32). Their test accuracy against their teacher is tracked on fresh digits,
+       fresh Gaussians and permuted fresh digits. The teachers' regulariser sees ``n_permuted_reg`` permuted
+       digits.
 
     Deviation: the source chooses the teacher's size by the U-shaped part of a double-descent curve; here it is
     given. The steps are AdamW (our choice; the source does not say)."""
@@ -687,7 +692,7 @@ def injection_experiment(size: InjectionSizes, run) -> InjectionResult:
     teacher = init_lecun(T, d, size.teacher_width, d_out=classes, generator=g)
 
     def teacher_loss(step):
-        reg = sum(sum(balance_and_confidence(teacher(inputs))) for inputs in (u_train, p_train))
+        reg = sum(sum(balance_and_confidence(teacher(inputs))) for inputs in (u_train, p_train[:size.n_permuted_reg]))
         return (cross_entropy(teacher(x_train), y_train.expand(T, -1)).mean(-1) + size.reg * reg).sum()
 
     train(teacher.parameters(), teacher_loss, OptimConfig(size.teacher_steps, size.lr, betas=(0.9, 0.98), warmup=1),
@@ -724,11 +729,14 @@ def injection_experiment(size: InjectionSizes, run) -> InjectionResult:
     base = stacked([0, 1], T, S, size.n_injected_test)
     step, (real, gauss, _) = _train_students(size.student_width, *base, size, g, run, "students", 40)
     real, gauss = per_teacher(real, T, S, 2), per_teacher(gauss, T, S, 2)
+    # the other students: float32, tested only at the start and the end (their claims read the last step)
     extra = stacked(range(2, 3 + A), E, 1, size.n_extra_test)
-    step_x, (x_real, x_gauss, x_perm) = _train_students(size.student_width, *extra, size, g, run, "more students", 10)
+    step_x, (x_real, x_gauss, x_perm) = _train_students(size.student_width, *extra, size, g, run, "more students", 1,
+                                                        torch.float32)
     x_real, x_gauss, x_perm = (per_teacher(c, E, 1, A + 1) for c in (x_real, x_gauss, x_perm))
-    narrow = stacked([0, 1], T, S, size.n_extra_test)
-    _, (n_real, n_gauss, _) = _train_students(size.narrow_width, *narrow, size, g, run, "narrow students", 10)
+    narrow = stacked([0, 1], T, 1, size.n_extra_test)
+    _, (n_real, n_gauss, _) = _train_students(size.narrow_width, *narrow, size, g, run, "narrow students", 1,
+                                              torch.float32)
 
     def share(labels):
         return torch.stack([torch.bincount(row, minlength=classes).double() / len(row) for row in labels.cpu()])
@@ -738,7 +746,7 @@ def injection_experiment(size: InjectionSizes, run) -> InjectionResult:
                            alpha_injected=x_gauss[..., :A], structured_real=x_real[..., -1],
                            structured_acc=x_perm[..., -1], structured_gauss=x_gauss[..., -1],
                            structured_label_share=share(y_pt[:E]), narrow_width=size.narrow_width,
-                           narrow_real=per_teacher(n_real, T, S, 2), narrow_injected=per_teacher(n_gauss, T, S, 2))
+                           narrow_real=per_teacher(n_real, T, 1, 2), narrow_injected=per_teacher(n_gauss, T, 1, 2))
 
 
 # -- Experiment 7: the neurons of a network trained on digits 0/1 (E.4, Figs. 3, 17-21, Table 7) --------------------

@@ -124,6 +124,7 @@ class InjectionSizes:
     narrow_width: int = 9  # Fig. 25: the source's m = 9 students, against m = 50 (E.5.3)
     extra_teachers: int = 4  # teachers whose labels the students of Figs. 23-24 learn (one initialisation each)
     n_extra_test: int = 1000  # fresh Gaussian inputs those students and the narrow ones are tested on
+    n_permuted_reg: int = 200  # permuted digits the teachers' regulariser sees (R1 + R2 is a mean: a sample suffices)
     lr: float = 1e-2
     reg: float = 1.0  # weight of R1 + R2 on the injected inputs while training the teacher
     teachers: int = 8  # teachers' initialisations, a batch axis (the labels differ between teachers)
