@@ -231,6 +231,29 @@ def test_injection_protocol_at_toy_sizes():
     out = fe.injection_experiment(size, start_run("ci", 0, "cpu"))
     assert out.real_acc.shape == out.injected_acc.shape == (len(out.step), 3, 2)  # per teacher
     assert torch.allclose(out.injected_label_share.sum(-1), torch.ones(3, dtype=D))
+    E, L = size.extra_teachers, len(out.extra_step)
+    assert out.alpha_real.shape == out.alpha_injected.shape == (L, min(E, 3), len(size.alphas))
+    assert out.structured_acc.shape == out.structured_real.shape == (L, min(E, 3))
+    assert out.narrow_real.shape == out.narrow_injected.shape == (L, 3, 2)
+    more = fe.injection_more(out)
+    assert set(more) >= {"alpha25_gap", "alpha75_lower", "structured_above", "structured_below", "width_gap"}
+
+
+def test_digits_clusters_at_toy_sizes():
+    size = fe.DigitsClusterSizes(width=6, replicas=2, epochs=4, early_epochs=1, log_epochs=(1, 2))
+    out = fe.digits_cluster_experiment(size, start_run("ci", 0, "cpu"))
+    assert out.chunk_cos["real"].shape == (2, 2, 6) and out.within["shuffled"].shape == (len(out.step), 2)
+    values = fe.digits_cluster_values(out, target=0.5)
+    assert values["reached"][1] == 2 and -1 <= values["real_centres"][0] <= 1
+
+
+def test_cluster_statistics_of_two_antipodal_clusters():
+    direction = torch.nn.functional.normalize(torch.randn(5), dim=0)
+    W = torch.stack([direction, 2 * direction, -direction, -3 * direction]).unsqueeze(0)
+    within, centres = fe.cluster_statistics(W)
+    assert within.item() == pytest.approx(1.0) and centres.item() == pytest.approx(-1.0)
+    grads = direction.expand(30, 5).clone()
+    assert torch.allclose(fe.chunk_cosines(grads, 10), torch.ones(6))
 
 
 def test_theorem2_check_at_toy_sizes():

@@ -7,7 +7,13 @@ import dataclasses
 
 import torch
 
-from feature_learning.experiments.feature_emergence.runs import GroupResult, InjectionResult, MixtureResult
+from feature_learning.experiments.feature_emergence.runs import (
+    DigitsClusterResult,
+    GroupResult,
+    InjectionResult,
+    MixtureResult,
+    spherical_two_means,
+)
 from feature_learning.measure.geometry import cosine_to
 from feature_learning.plotting import legibility
 from feature_learning.plotting.curves import Curve, Guide, Panel, plot_panels
@@ -83,3 +89,13 @@ def injection_figure(result: InjectionResult):
     return legibility.fit_to_column(plot_panels([Panel(curves, "", "step", "test accuracy", [Guide(0.5, style=":")],
                                        ylim=(0.0, 1.02), legend="lower right")],
                                 width=legibility.COLUMN_INCHES, height=3.6))
+
+
+def digits_cluster_figure(result: DigitsClusterResult):
+    """Figures 3 and 17 on digits 0/1: MDS of the first network's 50 first-layer weights at each logged step, with
+    the two centres of the final spherical 2-means as stars."""
+    W = result.W["real"][:, 0]
+    _, centres = spherical_two_means(W[-1:])
+    marks = [("final cluster centres", centres[0], "tab:red")]
+    panels = [{"title": f"step {int(s)}", "W": w, "marks": marks} for s, w in zip(result.step, W, strict=True)]
+    return legibility.fit_to_column(mds_panels([panels], width=legibility.COLUMN_INCHES / len(panels)))

@@ -23,6 +23,7 @@ from feature_learning.experiments.feature_emergence.sizes import (
     PROBE_FIT,
     PROTOTYPE_STEP,
     UNSCALED_PROBE_FIT,
+    DigitsClusterSizes,
     FeatureEmergenceSizes,
     HiddenSizes,
     InjectionSizes,
@@ -615,13 +616,49 @@ def gaussian_mixture_experiment(size: MixtureSizes, run) -> list[MixtureResult]:
 @dataclasses.dataclass
 class InjectionResult:
     """The students' test accuracy against their teacher's labels over training: ``real_acc`` and ``injected_acc``
-    (L, T, 2) at ``step`` (L,), per teacher (the mean over its students' initialisations) and student (mixture,
-    digits only); the share of each class among each teacher's labels of the injected test inputs (T, 10)."""
+    (L, T, 2) at ``step`` (L,), per teacher (the mean over its students' initialisations) and student (the mixture
+    with a share 1/2 of Gaussian inputs, digits only); the share of each class among each teacher's labels of the
+    injected test inputs (T, 10). The other students (Figs. 23-24), one initialisation each for the first E
+    teachers, at ``extra_step`` (L'): (L', E, K) over ``alphas`` or (L', E): ``alpha_real``/``alpha_injected`` (a
+    share alpha of Gaussian inputs), ``structured_real``/``structured_acc`` (a share 1/2 of pixel-permuted digits)
+    with ``structured_gauss`` (the same student on Gaussian inputs) and the share of each class among the teachers'
+    labels of the permuted digits (E, 10); and (Fig. 25) ``narrow_real``/``narrow_injected`` (L', T, 2): the first two
+    students at width ``narrow_width``. Those students are tested at the first and the last step only (L' = 2)."""
 
     step: torch.Tensor
     real_acc: torch.Tensor
     injected_acc: torch.Tensor
     injected_label_share: torch.Tensor
+    alphas: tuple[float, ...] = ()
+    extra_step: torch.Tensor | None = None
+    alpha_real: torch.Tensor | None = None
+    alpha_injected: torch.Tensor | None = None
+    structured_real: torch.Tensor | None = None
+    structured_acc: torch.Tensor | None = None
+    structured_gauss: torch.Tensor | None = None
+    structured_label_share: torch.Tensor | None = None
+    narrow_width: int = 0
+    narrow_real: torch.Tensor | None = None
+    narrow_injected: torch.Tensor | None = None
+
+
+def _train_students(width, xs, ys, tests, size, g, run, description, logs, dtype=torch.float64):
+    """Students FC(``width``) on the stacked training sets xs (S, n, d), ys (S, n), one batched program in ``dtype``;
+    their test accuracy over training (``logs`` records besides the first) on each (inputs (N, d), labels (S, N))
+    of ``tests``: step (L,), a list of (L, S)."""
+    student = init_lecun(len(xs), xs.shape[-1], width, d_out=10, generator=g, dtype=dtype, device=run.device)
+    xs, tests = xs.to(dtype), [(x.to(dtype), y) for x, y in tests]
+
+    def student_loss(step):
+        return cross_entropy(student(xs), ys).mean(-1).sum()
+
+    def log(step):
+        return {str(i): argmax_accuracy(student(x), y) for i, (x, y) in enumerate(tests)}
+
+    history = train(student.parameters(), student_loss,
+                    OptimConfig(size.student_steps, size.lr, betas=(0.9, 0.98), warmup=1),
+                    log_every=max(1, size.student_steps // logs), log_fn=log, description=description)
+    return history["step"], [history[str(i)] for i in range(len(tests))]
 
 
 def injection_experiment(size: InjectionSizes, run) -> InjectionResult:
@@ -629,12 +666,18 @@ def injection_experiment(size: InjectionSizes, run) -> InjectionResult:
 
     1. ``teachers`` teachers FC(m_t) (one hidden layer, quadratic activation,
        :func:`feature_learning.models.two_layer.init_lecun`; their own initialisations, a batch axis) are trained on
-       digits with the regulariser R1 + R2 (eqs. (291)-(293)) on Gaussian inputs with the digits' mean and
-       covariance, so that their labels there are balanced and confident;
-    2. each teacher relabels digits and Gaussian inputs;
-    3. for each teacher two students FC(m_s) train on a mixture with a share ``alpha`` of Gaussian inputs and on
-       digits only (the same number of samples), from ``seeds`` initialisations each (one batched program); their
-       test accuracy against their teacher is tracked on fresh digits and fresh Gaussians.
+       digits with the regulariser R1 + R2 (eqs. (291)-(293)) on each injected source (Gaussian inputs with the
+       digits' mean and covariance; the digits with one fixed permutation of their pixels, the stand-in for Tiny
+       ImageNet: structured, but not the digits' structure), so that their labels there are balanced and confident;
+    2. each teacher relabels digits and the injected inputs;
+    3. for each teacher, students FC(m_s) train on the same number of samples: a mixture with a share alpha of
+       Gaussian inputs for each alpha of ``alphas`` (Figs. 4, 22, 24), a mixture with a share 1/2 of permuted
+       digits (Fig. 23), digits only. The alpha = 1/2 and digits-only students train from ``seeds``
+       initialisations each (one batched program), the others from one for the first ``extra_teachers`` teachers
+       (a second program, float32), and the first two again at width ``narrow_width``, one initialisation each
+       (Fig. 25, a third program, float32). Their test accuracy against their teacher is tracked on fresh digits,
+       fresh Gaussians and permuted fresh digits. The teachers' regulariser sees ``n_permuted_reg`` permuted
+       digits.
 
     Deviation: the source chooses the teacher's size by the U-shaped part of a double-descent curve; here it is
     given. The steps are AdamW (our choice; the source does not say)."""
@@ -643,12 +686,14 @@ def injection_experiment(size: InjectionSizes, run) -> InjectionResult:
     train_idx, test_idx = random_split(len(digits), size.n_student, g)
     x_train, y_train, x_test = digits[train_idx], target[train_idx], digits[test_idx]
     u_train, u_test = gaussian_like(x_train, size.n_student, g), gaussian_like(x_train, size.n_injected_test, g)
+    pixels = torch.randperm(x_train.shape[1], generator=g)
+    p_train, p_test = x_train[:, pixels], x_test[:, pixels]
     d, classes, T = x_train.shape[1], int(target.max()) + 1, size.teachers
     teacher = init_lecun(T, d, size.teacher_width, d_out=classes, generator=g)
 
     def teacher_loss(step):
-        r1, r2 = balance_and_confidence(teacher(u_train))
-        return (cross_entropy(teacher(x_train), y_train.expand(T, -1)).mean(-1) + size.reg * (r1 + r2)).sum()
+        reg = sum(sum(balance_and_confidence(teacher(inputs))) for inputs in (u_train, p_train[:size.n_permuted_reg]))
+        return (cross_entropy(teacher(x_train), y_train.expand(T, -1)).mean(-1) + size.reg * reg).sum()
 
     train(teacher.parameters(), teacher_loss, OptimConfig(size.teacher_steps, size.lr, betas=(0.9, 0.98), warmup=1),
           description="teachers")
@@ -656,37 +701,174 @@ def injection_experiment(size: InjectionSizes, run) -> InjectionResult:
         def label(inputs):
             return teacher(inputs).argmax(-1)  # (T, N): each teacher's labels
 
-        y_real_train, y_real_test, y_inj_train, y_inj_test = (label(t) for t in (x_train, x_test, u_train, u_test))
-    n, n_inj = size.n_student, int(round(size.alpha * size.n_student))
+        y_x, y_xt, y_u, y_ut, y_p, y_pt = (label(t) for t in (x_train, x_test, u_train, u_test, p_train, p_test))
+    n = size.n_student
     pick_real = torch.randperm(len(x_train), generator=g)
-    pick_inj = torch.randperm(len(u_train), generator=g)[:n_inj]
-    mix_x = torch.cat([x_train[pick_real[: n - n_inj]], u_train[pick_inj]])
-    mix_y = torch.cat([y_real_train[:, pick_real[: n - n_inj]], y_inj_train[:, pick_inj]], 1)
-    # replicas: teacher-major, then the students' initialisations, then (mixture, digits only)
-    reps = 2 * size.seeds
-    xs = torch.stack([mix_x, x_train[pick_real[:n]]] * (T * size.seeds)).to(run.device)
-    ys = torch.stack([part for t in range(T) for part in [mix_y[t], y_real_train[t, pick_real[:n]]] * size.seeds])
-    ys = ys.to(run.device)
-    student = init_lecun(T * reps, d, size.student_width, d_out=classes, generator=g, device=run.device)
-    x_test, u_test = x_test.to(run.device), u_test.to(run.device)
-    y_real_test = y_real_test.repeat_interleave(reps, 0).to(run.device)
-    y_inj_rep = y_inj_test.repeat_interleave(reps, 0).to(run.device)
+    pick_inj = torch.randperm(len(u_train), generator=g)
 
-    def student_loss(step):
-        return cross_entropy(student(xs), ys).mean(-1).sum()
+    def mixture(alpha, inputs, labels):  # (n, d) and (T, n): the real part, then the injected part
+        k = int(round(alpha * n))
+        real, injected = pick_real[: n - k], (pick_inj[:k] if inputs is u_train else pick_real[n - k:])
+        return torch.cat([x_train[real], inputs[injected]]), torch.cat([y_x[:, real], labels[:, injected]], 1)
 
-    def log(step):
-        return {"real": argmax_accuracy(student(x_test), y_real_test),
-                "injected": argmax_accuracy(student(u_test), y_inj_rep)}
+    sets = [mixture(0.5, u_train, y_u), (x_train[pick_real], y_x[:, pick_real])]
+    sets += [mixture(alpha, u_train, y_u) for alpha in size.alphas] + [mixture(0.5, p_train, y_p)]
 
-    history = train(student.parameters(), student_loss,
-                    OptimConfig(size.student_steps, size.lr, betas=(0.9, 0.98), warmup=1),
-                    log_every=max(1, size.student_steps // 40), log_fn=log, description="students")
-    share = torch.stack([torch.bincount(labels, minlength=classes).double() / len(labels)
-                         for labels in y_inj_test.cpu()])
+    def stacked(kinds, teachers, seeds, n_gauss):  # replicas teacher-major, then initialisations, then kinds
+        xs = torch.stack([sets[k][0] for _ in range(teachers * seeds) for k in kinds]).to(run.device)
+        ys = torch.stack([sets[k][1][t] for t in range(teachers) for _ in range(seeds) for k in kinds])
+        reps = seeds * len(kinds)
+        tests = [(inputs.to(run.device), labels[:teachers].repeat_interleave(reps, 0).to(run.device))
+                 for inputs, labels in ((x_test, y_xt), (u_test[:n_gauss], y_ut[:, :n_gauss]), (p_test, y_pt))]
+        return xs, ys.to(run.device), tests
 
-    def per_teacher(curve):  # (L, T * reps) -> (L, T, 2): each teacher's students averaged
-        return curve.reshape(curve.shape[0], T, size.seeds, 2).mean(2)
+    def per_teacher(curve, teachers, seeds, kinds):  # (L, replicas) -> (L, teachers, kinds): students averaged
+        return curve.reshape(curve.shape[0], teachers, seeds, kinds).mean(2).cpu()
 
-    return InjectionResult(step=history["step"], real_acc=per_teacher(history["real"]),
-                           injected_acc=per_teacher(history["injected"]), injected_label_share=share)
+    T, S, E, A = size.teachers, size.seeds, min(size.extra_teachers, size.teachers), len(size.alphas)
+    base = stacked([0, 1], T, S, size.n_injected_test)
+    step, (real, gauss, _) = _train_students(size.student_width, *base, size, g, run, "students", 40)
+    real, gauss = per_teacher(real, T, S, 2), per_teacher(gauss, T, S, 2)
+    # the other students: float32, tested only at the start and the end (their claims read the last step)
+    extra = stacked(range(2, 3 + A), E, 1, size.n_extra_test)
+    step_x, (x_real, x_gauss, x_perm) = _train_students(size.student_width, *extra, size, g, run, "more students", 1,
+                                                        torch.float32)
+    x_real, x_gauss, x_perm = (per_teacher(c, E, 1, A + 1) for c in (x_real, x_gauss, x_perm))
+    narrow = stacked([0, 1], T, 1, size.n_extra_test)
+    _, (n_real, n_gauss, _) = _train_students(size.narrow_width, *narrow, size, g, run, "narrow students", 1,
+                                              torch.float32)
+
+    def share(labels):
+        return torch.stack([torch.bincount(row, minlength=classes).double() / len(row) for row in labels.cpu()])
+
+    return InjectionResult(step=step, real_acc=real, injected_acc=gauss, injected_label_share=share(y_ut),
+                           alphas=tuple(size.alphas), extra_step=step_x, alpha_real=x_real[..., :A],
+                           alpha_injected=x_gauss[..., :A], structured_real=x_real[..., -1],
+                           structured_acc=x_perm[..., -1], structured_gauss=x_gauss[..., -1],
+                           structured_label_share=share(y_pt[:E]), narrow_width=size.narrow_width,
+                           narrow_real=per_teacher(n_real, T, 1, 2), narrow_injected=per_teacher(n_gauss, T, 1, 2))
+
+
+# -- Experiment 7: the neurons of a network trained on digits 0/1 (E.4, Figs. 3, 17-21, Table 7) --------------------
+@dataclasses.dataclass
+class DigitsClusterResult:
+    """Replicas trained on the true labels (``real``) and on a fixed shuffle of them (``shuffled``, the null of the
+    gradient cosines), each (R, ...): test accuracy (R,); at each logged ``step`` (L,) the spherical 2-means of the
+    unit first-layer weights, the mean cosine of a unit with its cluster's centre ``within`` (L, R) and the cosine of
+    the two centres ``centres`` (L, R); the movement of W from step 0 to ``early_step`` and from there to the end
+    (R,); the six cosines of Table 7 (R, 2, 6) for the unit nearest each final centre: cos(v_c, v-bar), c = 1, 2, 3,
+    then cos(v1, v2), cos(v1, v3), cos(v2, v3), v_c the mean gradient of its c-th block of ``chunk`` steps."""
+
+    step: torch.Tensor
+    early_step: int
+    chunk: int
+    acc: dict[str, torch.Tensor]
+    within: dict[str, torch.Tensor]
+    centres: dict[str, torch.Tensor]
+    move_early: dict[str, torch.Tensor]
+    move_late: dict[str, torch.Tensor]
+    chunk_cos: dict[str, torch.Tensor]
+    W: dict[str, torch.Tensor]  # (L, R, m, d): the logged weights (the MDS pictures)
+    train_acc: dict[str, torch.Tensor]  # (L, R): training accuracy at the logged steps
+
+
+def spherical_two_means(W: torch.Tensor, iterations: int = 30) -> tuple[torch.Tensor, torch.Tensor]:
+    """2-means of the unit rows of W (R, m, d), batched over R, by cosine: starts at the first unit and the unit most
+    opposed to it. Returns the labels (R, m) and the unit centres (R, 2, d); an empty cluster keeps its centre."""
+    U = W / W.norm(dim=-1, keepdim=True)
+    first = U[:, 0]
+    far = (U @ first.unsqueeze(-1)).squeeze(-1).argmin(-1)
+    C = torch.stack([first, U[torch.arange(len(U)), far]], 1)
+    for _ in range(iterations):
+        labels = (U @ C.transpose(1, 2)).argmax(-1)
+        onehot = torch.nn.functional.one_hot(labels, 2).to(U.dtype)  # (R, m, 2)
+        sums = onehot.transpose(1, 2) @ U
+        norms = sums.norm(dim=-1, keepdim=True)
+        C = torch.where(norms > 0, sums / norms.clamp_min(1e-30), C)
+    return (U @ C.transpose(1, 2)).argmax(-1), C
+
+
+def cluster_statistics(W: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(mean cosine of each unit with its cluster's centre, cosine of the two centres), each (R,): the two numbers
+    the source reports for its clusters (Figs. 20-21: "Green/Red" and "Two Centers")."""
+    labels, C = spherical_two_means(W)
+    U = W / W.norm(dim=-1, keepdim=True)
+    own = C.gather(1, labels.unsqueeze(-1).expand(-1, -1, C.shape[-1]))
+    return (U * own).sum(-1).mean(-1), (C[:, 0] * C[:, 1]).sum(-1)
+
+
+def chunk_cosines(grads: torch.Tensor, chunk: int) -> torch.Tensor:
+    """Table 7's six cosines from a unit's gradients (..., 3 chunk, d): the means v1, v2, v3 of three consecutive
+    blocks of ``chunk`` steps, their cosines with v-bar = (v1 + v2 + v3)/3, then with each other. Shape (..., 6)."""
+    v = grads.unflatten(-2, (3, chunk)).mean(-2)
+    v = torch.cat([v, v.mean(-2, keepdim=True)], -2)
+    v = v / v.norm(dim=-1, keepdim=True)
+    pairs = ((0, 3), (1, 3), (2, 3), (0, 1), (0, 2), (1, 2))
+    return torch.stack([(v[..., i, :] * v[..., j, :]).sum(-1) for i, j in pairs], -1)
+
+
+def digits_cluster_experiment(size: DigitsClusterSizes, run) -> DigitsClusterResult:
+    """E.4 on the bundled digits 0/1 (the source: MNIST 0/1): a two-layer ReLU network of width ``size.width``,
+    Gaussian initialisation (W ~ N(0, I/d), second layer ~ N(0, 1/m), zero biases), SGD with momentum
+    ``size.momentum`` and no regulariser (the source's E.4), cross-entropy, mini-batches, on centred pixels.
+    ``replicas`` networks train on the labels and as many on one fixed shuffle of them, one batched program. The first
+    ``3 chunk`` steps' gradients are kept for Table 7."""
+    g = run.generator("digits_cluster")
+    x, target = load_digits(torch.float32)
+    keep = target <= 1
+    x, target = x[keep], target[keep]
+    train_idx, test_idx = random_split(len(target), size.n_train, g)
+    mean = x[train_idx].mean(0)
+    x_train, y_train, x_test, y_test = x[train_idx] - mean, target[train_idx], x[test_idx] - mean, target[test_idx]
+    R, n = size.replicas, size.n_train
+    shuffled = y_train[torch.randperm(n, generator=g)]
+    labels = torch.stack([y_train] * R + [shuffled] * R)
+    net = init_lecun(2 * R, x.shape[1], size.width, d_out=2, activation="relu", generator=g, dtype=torch.float32)
+    opt = torch.optim.SGD(net.parameters(), lr=size.lr, momentum=size.momentum)
+    per_epoch = n // size.batch
+    steps = size.epochs * per_epoch
+    order = torch.stack([torch.randperm(n, generator=g)[: per_epoch * size.batch] for _ in range(size.epochs)])
+    order = order.reshape(steps, size.batch)
+    log_at = sorted({0, size.early_epochs * per_epoch, *(e * per_epoch for e in size.log_epochs), steps})
+    logged, grads, fitted = [], [], []
+    for s in range(steps + 1):
+        if s in log_at:
+            logged.append(net.W.detach().clone())
+            with torch.no_grad():
+                fitted.append(argmax_accuracy(net(x_train), labels))
+        if s == steps:
+            break
+        opt.zero_grad()
+        cross_entropy(net(x_train[order[s]]), labels[:, order[s]]).mean(-1).sum().backward()
+        if s < 3 * size.chunk:
+            grads.append(net.W.grad.detach().clone())
+        opt.step()
+    with torch.no_grad():
+        acc = argmax_accuracy(net(x_test), y_test.expand(2 * R, -1))
+    Ws = torch.stack(logged)  # (L, 2R, m, d)
+    stats = [cluster_statistics(W) for W in Ws]
+    within, centres = torch.stack([s[0] for s in stats]), torch.stack([s[1] for s in stats])
+    early = log_at.index(size.early_epochs * per_epoch)
+    move_early = (Ws[early] - Ws[0]).flatten(1).norm(dim=-1)
+    move_late = (Ws[-1] - Ws[early]).flatten(1).norm(dim=-1)
+    # Table 7: the unit nearest each final centre, its first 3 chunk gradients
+    _, C = spherical_two_means(Ws[-1])
+    U = Ws[-1] / Ws[-1].norm(dim=-1, keepdim=True)
+    nearest = (U @ C.transpose(1, 2)).argmax(1)  # (2R, 2): per centre, the unit of largest cosine
+    G = torch.stack(grads, 1)  # (2R, 3 chunk, m, d)
+    picked = torch.stack([G[r, :, nearest[r]] for r in range(2 * R)])  # (2R, 3 chunk, 2, d)
+    cos6 = chunk_cosines(picked.transpose(1, 2), size.chunk)  # (2R, 2, 6)
+
+    def split(t):
+        return {"real": t[:R].cpu(), "shuffled": t[R:].cpu()}
+
+    def split_logged(t):
+        return {"real": t[:, :R].cpu(), "shuffled": t[:, R:].cpu()}
+
+    if size.chunk not in log_at:
+        raise ValueError("the end of Table 7's first block must be a logged step (log_epochs)")
+    return DigitsClusterResult(step=torch.tensor(log_at), early_step=size.early_epochs * per_epoch, chunk=size.chunk,
+                               acc=split(acc),
+                               within=split_logged(within), centres=split_logged(centres),
+                               move_early=split(move_early), move_late=split(move_late), chunk_cos=split(cos6),
+                               W=split_logged(Ws), train_acc=split_logged(torch.stack(fitted)))

@@ -96,6 +96,22 @@ class MixtureSizes:
 
 
 @dataclasses.dataclass(frozen=True)
+class DigitsClusterSizes:
+    """E.4 on the bundled digits 0/1 (360 images): the source's m = 50, SGD with momentum 0.95, no regulariser."""
+
+    width: int = 50
+    n_train: int = 250  # of the 360 images of 0 and 1; the other 110 are the test set
+    replicas: int = 8  # networks trained on the labels (and as many on a shuffle of them), a batch axis
+    lr: float = 0.1
+    momentum: float = 0.95
+    batch: int = 25
+    epochs: int = 20  # the source's 20 epochs of E.4.1 (Figs. 20-21: epochs 0, 3 and 20)
+    early_epochs: int = 3  # the source's "epoch 3" (E.4.1): the movement before and after it
+    log_epochs: tuple[int, ...] = (1, 10)  # the pictures' intermediate steps (besides 0, early_epochs and the end)
+    chunk: int = 10  # Table 7: three blocks of 10 steps
+
+
+@dataclasses.dataclass(frozen=True)
 class InjectionSizes:
     """E.5 (Algorithm 1) on the bundled digits with Gaussian injected inputs."""
 
@@ -104,7 +120,11 @@ class InjectionSizes:
     teacher_steps: int = 500
     student_steps: int = 400
     n_student: int = 1200
-    alpha: float = 0.5  # share of injected inputs in the mixture student's training set
+    alphas: tuple[float, ...] = (0.25, 0.75)  # Fig. 24: the other shares of Gaussian inputs (besides 1/2)
+    narrow_width: int = 9  # Fig. 25: the source's m = 9 students, against m = 50 (E.5.3)
+    extra_teachers: int = 4  # teachers whose labels the students of Figs. 23-24 learn (one initialisation each)
+    n_extra_test: int = 1000  # fresh Gaussian inputs those students and the narrow ones are tested on
+    n_permuted_reg: int = 200  # permuted digits the teachers' regulariser sees (R1 + R2 is a mean: a sample suffices)
     lr: float = 1e-2
     reg: float = 1.0  # weight of R1 + R2 on the injected inputs while training the teacher
     teachers: int = 8  # teachers' initialisations, a batch axis (the labels differ between teachers)
@@ -135,6 +155,7 @@ class FeatureEmergenceSizes:
     interval: IntervalSizes = IntervalSizes()
     hidden: HiddenSizes = HiddenSizes()
     mixture: MixtureSizes = MixtureSizes()
+    digits_cluster: DigitsClusterSizes = DigitsClusterSizes()
     injection: InjectionSizes = InjectionSizes()
     theorem2: Theorem2Sizes = Theorem2Sizes()
 
