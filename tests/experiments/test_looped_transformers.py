@@ -40,7 +40,7 @@ def test_iterated_error_follows_the_eigenbasis_formula():
 
 
 def test_context_needed_and_monotonicity_helpers():
-    rows = [ex.ContextRow(T, n, torch.full((3,), err), torch.ones(3), torch.ones(3))
+    rows = [ex.ContextRow(T, n, torch.full((3,), err), torch.ones(3), torch.ones(3), torch.ones(3))
             for T, n, err in [(10, 8, 1e-2), (10, 16, 1e-4), (20, 8, 1e-4), (20, 16, 1e-5)]]
     assert ex.context_needed(rows, 1e-3) == {10: 16, 20: 8}
     assert ex.context_needed(rows, 1e-6) == {10: float("inf"), 20: float("inf")}
@@ -120,7 +120,7 @@ def test_marchenko_pastur_limits():
 def test_exponent_share_is_at_least_two_and_crosses_one_at_the_bound():
     # the first prompt sits exactly on the source's bound (kappa = 4), the second on the tight one
     row = ex.ContextRow(10, 8, torch.tensor([0.5 * np.exp(-10 / 8), 0.5 * (1 - 1 / 4) ** 10]),
-                        torch.tensor([4.0, 4.0]), torch.tensor([0.5, -0.5]))
+                        torch.tensor([4.0, 4.0]), torch.tensor([0.5, -0.5]), torch.ones(2))
     share = row.exponent_share
     assert share[0] == pytest.approx(1.0) and share[1] == pytest.approx(-8 * np.log(0.75))
 
@@ -148,3 +148,16 @@ def test_fig81_mean_stops_at_the_float64_floor_instead_of_averaging_rounding_noi
     assert (mean >= FLOAT64_FLOOR).all()
     t, mean = above_float_floor(ts, log_errors[:, :1] / 10)  # never floored: every loop drawn
     assert len(t) == 6
+
+
+def test_gradient_descent_apart_from_the_transformer_matches_the_exact_distance_and_lemma_8_15_holds():
+    from feature_learning.book.profiles import override
+
+    X, y, theta = gaussian_design(64, 16, 4, torch.Generator().manual_seed(0), torch.float64)
+    L = torch.linalg.eigvalsh(X.transpose(1, 2) @ X)[:, -1, None]
+    distances = ex.gd_distances(X, y, theta, L, (3, 7))
+    exact = theory.log_squared_distance_exact(X, theta, (3, 7))  # relative to ||theta*|| = 1
+    assert torch.allclose(distances[7].log() * 2, exact[1], atol=1e-9)
+    size = override(ex.CI, context={"n_grid": (8, 32), "prompts": 64})
+    excess, used = ex.lemma_815(ex.error_against_context(size, start_run("ci", 0, "cpu")))
+    assert excess <= 1e-12 and 0 < used <= 1
