@@ -570,7 +570,8 @@ def k5_transformers(grok: dict[int, GrokRun], size: FourierCircuitSizes, run: Ru
 
 def record_k5_claims(ledger, split5: SplitRun, g5: GrokRun, below: FourierCircuitSizes) -> None:
     """Figs C.3 and C.4 (the split run's neurons at k = 5) and Sec. 4.6 (one-layer transformers learn k = 5), each
-    declared to fail below ``full`` (:func:`k5_split_limit`, :func:`k5_limit`)."""
+    declared to fail below ``full`` (:func:`~feature_learning.experiments.fourier_circuits.sizes.k5_split_limit`,
+    :func:`~feature_learning.experiments.fourier_circuits.sizes.k5_limit`)."""
     nfreq, split_limit = (split5.p - 1) // 2, k5_split_limit(below, FULL)
     where = f"$k=5$, $p={split5.p}$, {len(split5.replica_neurons)} network{'s' * (len(split5.replica_neurons) != 1)}"
     ledger.at_least("split_k5_one_sparse", f"The split run at {where}: median max normalised power of the neurons' "
