@@ -379,6 +379,13 @@ def percent_floor(part: int, whole: int) -> int:
     return 100 * part // whole if whole else 0
 
 
+def attempted_phrase(counts: Mapping[str, int]) -> str:
+    """"attempted: A of M (P%)" over verdict counts (:func:`attempted_count`, :func:`percent_floor`)."""
+    total = sum(counts.get(v, 0) for v in VERDICTS)
+    attempted = attempted_count(counts)
+    return f"attempted: {attempted} of {total} ({percent_floor(attempted, total)}%)"
+
+
 def source_headline(*ledgers: Mapping[str, Any]) -> str:
     """"N of M results reproduced at the source's scale (K on analogues), J only below it, I not run at the source's
     scale yet; V theorem verifications; ...; attempted: A of M (P%); E errata" over the given ledgers' computed
@@ -400,9 +407,7 @@ def source_headline(*ledgers: Mapping[str, Any]) -> str:
             (counts[NOT_REPRODUCED], "not reproduced"), (counts[INCONCLUSIVE], "inconclusive"),
             (counts[NOT_TESTABLE], "not testable here"), (counts[NOT_ATTEMPTED], "not attempted"),
             (counts[FAILING], "FAILING")]
-    attempted = attempted_count(counts)
-    parts = [head, *(f"{n} {what}" for n, what in rest if n),
-             f"attempted: {attempted} of {total} ({percent_floor(attempted, total)}%)",
+    parts = [head, *(f"{n} {what}" for n, what in rest if n), attempted_phrase(counts),
              f"{errata} errata ({confirmed} confirmed by a check)"]
     return "; ".join(parts) + "."
 

@@ -43,9 +43,8 @@ from feature_learning.book.status import (
     AT_SCALE,
     VERDICTS,
     VERIFIED,
-    attempted_count,
+    attempted_phrase,
     failing_distances,
-    percent_floor,
     verdict_counts,
 )
 from feature_learning.build.notebooks import toc_notebooks
@@ -189,10 +188,8 @@ def _summary_rows(ledgers: list[dict], sweep: dict | None, links: dict[str, str]
         # Verdicts are long ("reproduced below the source's scale; not run at the source's scale yet"): they wrap at
         # spaces, each on lines of its own, rather than widen the table past its box.
         results = "<br>".join(html.escape(f"{counts[v]} {v}") for v in VERDICTS if counts[v]) or "no source map"
-        total = sum(counts[v] for v in VERDICTS)
-        if total:
-            attempted = attempted_count(counts)
-            results += "<br>" + html.escape(f"attempted: {attempted} of {total} ({percent_floor(attempted, total)}%)")
+        if any(counts[v] for v in VERDICTS):
+            results += "<br>" + html.escape(attempted_phrase(counts))
         if ledger.get("errata"):
             results += "<br>" + html.escape(f"({len(ledger['errata'])} errata apart)")
         by_kind = tally(ledger["claims"])
