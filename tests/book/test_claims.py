@@ -69,8 +69,9 @@ def test_passing_ledger_is_written_as_json_with_kinds_nulls_and_sources(tmp_path
     assert report.startswith("<div class='report-wide'>") and "full-width" not in report
     assert claims_html(data["claims"], box=None).startswith("<table")
     assert "<span class='claim-kind'>" in html and "claim-badge claim-pass" in html
-    assert "0 of 1 results reproduced at the source's scale (0 on analogues), 0 only below it, 1 not run at the " \
-           "source's scale yet, 0 theorem verifications; attempted: 1 of 1 (100%); 0 errata" in shown._repr_html_()
+    assert ("0 of 1 results reproduced at the source's scale (0 more on analogues at their full size), 0 only below "
+            "it, 1 not run at the source's scale yet, 0 theorem verifications; attempted: 1 of 1 (100%); "
+            "0 errata") in shown._repr_html_()
 
 
 def test_every_claim_needs_a_known_kind():
@@ -282,9 +283,9 @@ def test_headline_counts_source_results_by_their_verdict_and_errata_apart():
                                                       "verified", "not testable here", "not attempted"]
     assert [e["status"] for e in data["errata"]] == ["confirmed", "not checked here"]
     assert source_headline(data) == (
-        "0 of 6 results reproduced at the source's scale (0 on analogues), 0 only below it, 2 not run at the source's "
-        "scale yet, 1 theorem verification; 1 not reproduced; 1 not testable here; 1 not attempted; "
-        "attempted: 4 of 6 (66%); 2 errata (1 confirmed by a check).")
+        "0 of 6 results reproduced at the source's scale (0 more on analogues at their full size), 0 only below it, "
+        "2 not run at the source's scale yet, 1 theorem verification; 1 not reproduced; 1 not testable here; "
+        "1 not attempted; attempted: 4 of 6 (66%); 2 errata (1 confirmed by a check).")
     assert headline(data["claims"]).startswith("Claims: 4 reproduction (1 not reproduced, 1 not testable, 2 pass)")
     from feature_learning.book.claims import errata_html
 
@@ -492,6 +493,11 @@ def test_a_chapter_pastes_its_stored_full_run_from_the_ledger(tmp_path):
     assert full_run_summary(stored_full_run("rebuilt", tmp_path)).endswith("(read from the executed notebook's "
                                                                            "claims tables)")
     assert full_run_glue(None)["full_run"] == "No `full` run of this chapter is stored yet."
+    with_sizes = {**rec, "provenance": {"sizes_digest": "then"}}
+    assert full_run_glue(with_sizes, sizes_digest="then")["full_run"].endswith(f"Failing: `{first}`.")
+    assert full_run_glue(with_sizes, sizes_digest="now")["full_run"].endswith(
+        "It ran other `full` sizes than the chapter's present ones, so it grades no result of the source map until "
+        "`full` is run again.")
 
 
 def test_the_stored_full_run_is_quoted_as_the_source_map_grades_it():
@@ -736,12 +742,13 @@ def test_an_inconclusive_result_counts_the_seeds_where_its_tests_pass():
     assert entry["statuses"]["seeds"] == {"status": "inconclusive", "rate": [5, 6], "profile": "ci"}
     assert "its test passes at 5 of 6 seeds" in source_map_html(led.to_json())
     led.at_least("firm", "s", "w", kind=R, measured=0.9, bound=0.8, null=CHANCE)
-    led.source("b", "Fig 2", "y", ["firm", "some"])
-    assert "1 of its 2 claims inconclusive" in source_map_html(led.to_json())
+    led.source("b", "Fig 2", "y", ["firm", "some"])  # one part of the result holds at some seeds only: so does it
+    assert [e["verdict"] for e in led.to_json()["sources"]] == ["inconclusive", "inconclusive"]
 
 
 def test_the_source_map_says_analogue_and_states_a_crashed_full_run_once():
-    """A result reproduced at the source's scale on an analogue says so in its verdict cell; why the stored full
+    """A result reproduced on an analogue at ``full`` reads so in its verdict cell, never "at the source's scale"
+    (the analogue's full size is not the source's scale); why the stored full
     record grades nothing (it crashed before its ledger) is said once above the table, not in every row."""
     led = ledger()
     for cid in ("r", "q", "p"):
@@ -749,7 +756,10 @@ def test_the_source_map_says_analogue_and_states_a_crashed_full_run_once():
         led.source(f"fig_{cid}", "Fig 1", "x", [cid], analogue="a toy")
     claims = led.to_json(graded=False)["claims"]
     led.attach_stored(full=_full_record(claims))
-    assert source_map_html(led.to_json()).count("on an analogue (see the result") == 3
+    shown = source_map_html(led.to_json())
+    assert shown.count("reproduced on an analogue at its full size</span>") == 3
+    assert shown.count("the analogue's full size, not the source's scale") == 3
+    assert "reproduced at the source's scale</span>" not in shown
     led.attach_stored(full=_full_record(None, error="CUDA out of memory") | {"ledger": None})
     html = source_map_html(led.to_json())
     assert html.count("CUDA out of memory") == 1 and html.count("not graded: see above the table") == 3
@@ -777,7 +787,8 @@ def test_entry_status_rules():
     claims = {"p": c(STATUS_PASS), "v": c(STATUS_PASS, V), "d": c(STATUS_PASS, D), "nr": c(STATUS_NOT_REPRODUCED),
               "inc": c(STATUS_INCONCLUSIVE), "nt": c(STATUS_NOT_TESTABLE), "f": c(STATUS_FAIL),
               "pred": c(STATUS_PASS, P), "cons": c(STATUS_PASS, C), "below": c(STATUS_BELOW_SCALE)}
-    cases = {("p",): "reproduced", ("p", "inc"): "reproduced", ("v", "inc"): "verified", ("d",): "verified",
+    cases = {("p",): "reproduced", ("p", "inc"): "inconclusive", ("v", "inc"): "inconclusive", ("d",): "verified",
+             ("nr", "inc"): "not reproduced",
              ("p", "nr"): "not reproduced", ("inc",): "inconclusive", ("nt",): "not testable here",
              ("nt", "p"): "reproduced", ("p", "f"): "FAIL", ("pred", "cons"): UNSUPPORTED,
              ("below", "v"): "not reproduced at this scale", ("missing",): None}

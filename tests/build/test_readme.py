@@ -47,6 +47,14 @@ def test_a_chapters_full_cell(record, cell):
     assert readme.chapter_row("x", record, None)[1] == cell
 
 
+def test_a_full_run_with_other_sizes_says_it_grades_nothing():
+    record = {"device": "cpu", "written": "2026-11-26T20:15:41+00:00", "ledger": LEDGER,
+              "provenance": {"sizes_digest": "old"}}
+    assert readme.full_cell(record, "old") == "2 of 3 claims hold (CPU, 2026-11-26)"
+    assert readme.full_cell(record, "new") == ("2 of 3 claims hold (CPU, 2026-11-26; other `full` sizes than the "
+                                               "present ones, so it grades no result)")
+
+
 def test_a_chapters_sweep_cell():
     def claim(held):
         return {"held": held}
@@ -76,13 +84,14 @@ def test_a_chapters_results_cell_grades_its_stored_source_map_by_the_stored_runs
     data = json.loads(json.dumps(led.to_json()))
     sweep = {"chapters": {"demo": {"profile": "ci", "seeds": [0], "claims": {}, "ledger": data}}}
     assert readme.results_cell("demo", None, sweep) == (
-        "0 of 3 results reproduced at the source's scale (0 on analogues), 0 only below it, 2 not run at the "
-        "source's scale yet, 0 theorem verifications; 1 not attempted; attempted: 2 of 3 (66%); "
+        "0 of 3 results reproduced at the source's scale (0 more on analogues at their full size), 0 only below it, "
+        "2 not run at the source's scale yet, 0 theorem verifications; 1 not attempted; attempted: 2 of 3 (66%); "
         "0 errata (0 confirmed by a check)")
     full = {"written": "2026-11-27T00:00:00+00:00", "ledger": {"claims": [dict(c) for c in data["claims"]]}}
     full["ledger"]["claims"][1].update(passed=False, status="FAIL")
     assert readme.results_cell("demo", full, sweep).startswith(
-        "1 of 3 results reproduced at the source's scale (0 on analogues), 1 only below it, 0 not run")
+        "1 of 3 results reproduced at the source's scale (0 more on analogues at their full size), 1 only below it, "
+        "0 not run")
     assert readme.results_cell("other", None, sweep) == "no source map stored with the sweep"
 
 

@@ -164,7 +164,7 @@ class Chapter:
         from IPython.display import Markdown
 
         current = {c["id"]: c for c in graded["claims"]}
-        for name, value in full_run_glue(self.stored_full_run(), current).items():
+        for name, value in full_run_glue(self.stored_full_run(), current, self.ledger.sizes_digest).items():
             self.glue(name, Markdown(value) if name == "full_run" else value)
         self.ledger.meta["provenance"] = run_provenance(self.size, self.started, self.device)
         return self.ledger.finish()

@@ -407,7 +407,8 @@ def full_run_summary(run: dict | None) -> str:
     return head + text
 
 
-def full_run_glue(run: dict | None, current: dict[str, dict] | None = None) -> dict[str, str]:
+def full_run_glue(run: dict | None, current: dict[str, dict] | None = None,
+                  sizes_digest: str | None = None) -> dict[str, str]:
     """What a chapter's "At the source's scale" section pastes from its stored ``full`` run, so that the page quotes
     the stored ledger instead of numbers typed by hand (glue names without the chapter's prefix):
 
@@ -421,7 +422,9 @@ def full_run_glue(run: dict | None, current: dict[str, dict] | None = None) -> d
 
     With ``current`` (the chapter's present claims as JSON, by id), each stored claim whose test has its present form
     is graded by its present declarations, as the source map grades it (:func:`~feature_learning.book.status.regrade`),
-    and the claims stored with an earlier form of their test, or no longer in the chapter, are counted apart."""
+    and the claims stored with an earlier form of their test, or no longer in the chapter, are counted apart. With
+    ``sizes_digest`` (the chapter's present ``full`` sizes), a run made with other sizes says that it grades no
+    result (:func:`~feature_learning.book.status.full_status`)."""
     if run is None:
         return {"full_run": "No `full` run of this chapter is stored yet.", "full_date": "never",
                 "full_counts": "none", "full_failed": "none"}
@@ -459,7 +462,10 @@ def full_run_glue(run: dict | None, current: dict[str, dict] | None = None) -> d
     read = f" Its ledger was not saved; the statuses and values are read from {ledger['read_from']}." \
         if ledger.get("read_from") else ""
     how = ", graded by their present declarations" if regraded else ""
-    out |= {"full_run": head + f"Its {len(claims)} claims by status{how}: {counts}. Failing: {marked}.{read}",
+    stored_digest = (run.get("provenance") or ledger.get("provenance") or {}).get("sizes_digest")
+    stale = (" It ran other `full` sizes than the chapter's present ones, so it grades no result of the source map "
+             "until `full` is run again." if sizes_digest and stored_digest and stored_digest != sizes_digest else "")
+    out |= {"full_run": head + f"Its {len(claims)} claims by status{how}: {counts}. Failing: {marked}.{read}{stale}",
             "full_counts": counts, "full_failed": ", ".join(failed) if failed else "none"}
     for c in claims:
         out[f"full_{c['id']}"] = format_value(c.get("measured"))
@@ -888,8 +894,18 @@ STATUS_CLASSES = {
 
 
 def badge(status: str) -> str:
+    return badge_as(status, status)
+
+
+def badge_as(status: str, text: str) -> str:
+    """A badge coloured as ``status`` that reads ``text``."""
     cls = STATUS_CLASSES.get(status, "fail")
-    return f"<span class='claim-badge claim-{cls}'>{html.escape(status)}</span>"
+    return f"<span class='claim-badge claim-{cls}'>{html.escape(text)}</span>"
+
+
+# The verdict of a result reproduced on an analogue at the ``full`` profile: the analogue's largest size, which is not
+# the source's scale (the source's data, model or compute are what the analogue stands in for).
+ON_ANALOGUE_AT_FULL = "reproduced on an analogue at its full size"
 
 
 def format_se(se: Any) -> str:
@@ -1044,8 +1060,8 @@ def _profile_cell(entry: dict, lifted: frozenset[str] = frozenset()) -> str:
 def source_cells(entry: dict, claims: dict[str, dict] | None = None, lifted: frozenset[str] = frozenset()) -> list[str]:
     """One source result as HTML cells of ``SOURCE_COLUMNS``: what it says (its analogue and note, then the claims
     that carry it, or why there are none), where it is in the source, its status at each profile (a note on the
-    ``full`` record that is one of ``lifted`` is shown once above the table), its verdict (a result reproduced at the
-    source's scale on an analogue says so)."""
+    ``full`` record that is one of ``lifted`` is shown once above the table), its verdict (a result reproduced on an
+    analogue at ``full`` reads so: the analogue's full size is not the source's scale)."""
     what = text_html(entry["what"])
     if entry.get("analogue"):
         what += f"<br><small>analogue: {text_html(entry['analogue'])}</small>"
@@ -1055,9 +1071,9 @@ def source_cells(entry: dict, claims: dict[str, dict] | None = None, lifted: fro
     carried = ", ".join(code_id(c) for c in entry["claims"]) or "—"
     what += f"<br><small>carried by: {carried}</small>"
     status = entry.get("verdict") or entry.get("status") or "?"
-    cell = badge(status)
-    if entry.get("analogue") and status in (AT_SCALE, AT_SCALE_ONLY):
-        cell += "<br><small>on an analogue (see the result's text)</small>"
+    cell = badge(status) if not (entry.get("analogue") and status in (AT_SCALE, AT_SCALE_ONLY)) else (
+        badge_as(status, ON_ANALOGUE_AT_FULL if status == AT_SCALE else ON_ANALOGUE_AT_FULL + ", not below it")
+        + "<br><small>the analogue's full size, not the source's scale (see the result's text)</small>")
     undecided = [cid for cid in entry["claims"] if (claims or {}).get(cid, {}).get("status") == STATUS_INCONCLUSIVE]
     if undecided and status not in (INCONCLUSIVE, FAILING):
         cell += (f"<br><small>{len(undecided)} of its {len(entry['claims'])} claims inconclusive: "

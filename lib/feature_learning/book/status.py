@@ -87,7 +87,7 @@ def entry_status(entry: Mapping[str, Any], claims: Mapping[str, Mapping[str, Any
     * a carrying claim that does not reproduce: not reproduced; one that does not reproduce below the source's scale
       (in a run below it): not reproduced at this scale;
     * else a passing reproduction: reproduced (on the named analogue, if the entry names one); a passing
-      verification or derivation: verified; only inconclusive claims: inconclusive;
+      verification or derivation: verified; an inconclusive carrying claim (the rest passing): inconclusive;
     * carried only by predictions of ours or consistency checks: ``UNSUPPORTED``, an error of the map."""
     if entry.get("not_attempted"):
         return NOT_ATTEMPTED
@@ -107,13 +107,13 @@ def entry_status(entry: Mapping[str, Any], claims: Mapping[str, Mapping[str, Any
         return NOT_REPRODUCED
     if STATUS_BELOW_SCALE in statuses:
         return NOT_AT_THIS_SCALE
+    if STATUS_INCONCLUSIVE in statuses:  # a part of the result holds at some seeds only: so does the result
+        return INCONCLUSIVE
     passing = {c.get("kind") for c in tested if c["status"] == STATUS_PASS}
     if "reproduction" in passing:
         return ANALOGUE if entry.get("analogue") else REPRODUCED
     if passing & {"verification", "derivation"}:
         return VERIFIED
-    if STATUS_INCONCLUSIVE in statuses:
-        return INCONCLUSIVE
     return UNSUPPORTED
 
 
@@ -387,16 +387,18 @@ def attempted_phrase(counts: Mapping[str, int]) -> str:
 
 
 def source_headline(*ledgers: Mapping[str, Any]) -> str:
-    """"N of M results reproduced at the source's scale (K on analogues), J only below it, I not run at the source's
-    scale yet; V theorem verifications; ...; attempted: A of M (P%); E errata" over the given ledgers' computed
-    verdicts (:func:`attempted_count`, the share rounded down)."""
+    """"N of M results reproduced at the source's scale (K more on analogues at their ``full`` size), J only below it,
+    I not run at the source's scale yet; V theorem verifications; ...; attempted: A of M (P%); E errata" over the given
+    ledgers' computed verdicts (:func:`attempted_count`, the share rounded down). A result reproduced on an analogue
+    passed at the analogue's ``full`` size, which is not the source's scale: it is counted apart."""
     counts = verdict_counts(ledgers)
     total = sum(counts[v] for v in VERDICTS)
     errata = sum(len(ledger.get("errata", [])) for ledger in ledgers)
     confirmed = sum(e.get("status") == CONFIRMED for ledger in ledgers for e in ledger.get("errata", []))
-    at_scale = counts[AT_SCALE] + counts[AT_SCALE_ONLY]
-    head = (f"{at_scale} of {total} results reproduced at the source's scale ({counts['analogue']} on analogues"
-            + (f"; {counts[AT_SCALE_ONLY]} of the {at_scale} fail{'s' if counts[AT_SCALE_ONLY] == 1 else ''} below it"
+    at_full = counts[AT_SCALE] + counts[AT_SCALE_ONLY]
+    head = (f"{at_full - counts['analogue']} of {total} results reproduced at the source's scale "
+            f"({counts['analogue']} more on analogues at their full size"
+            + (f"; {counts[AT_SCALE_ONLY]} of these {at_full} fail{'s' if counts[AT_SCALE_ONLY] == 1 else ''} below it"
                if counts[AT_SCALE_ONLY] else "") + "), "
             f"{counts[BELOW_ONLY]} only below it, "
             f"{counts[NOT_RUN_AT_SCALE] + counts[FAILS_BELOW_NOT_RUN]} not run at the source's scale yet"

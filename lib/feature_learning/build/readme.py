@@ -47,13 +47,17 @@ def _where(record: dict) -> str:
     return f"{device}, {str(record.get('written', '?'))[:10]}"
 
 
-def full_cell(record: dict | None) -> str:
-    """A chapter's stored ``full`` run in a few words: claims held of all, or how it stopped, with device and date."""
+def full_cell(record: dict | None, digest: str | None = None) -> str:
+    """A chapter's stored ``full`` run in a few words: claims held of all, or how it stopped, with device and date,
+    and whether it ran other ``full`` sizes than the chapter's present ones (``digest``: theirs), so grades nothing."""
     if record is None:
         return "no run"
     where = _where(record)
     if record.get("seconds"):
         where += f", {runs.duration(record['seconds'])}"
+    stored = (record.get("provenance") or (record.get("ledger") or {}).get("provenance") or {}).get("sizes_digest")
+    if digest and stored and stored != digest:
+        where += "; other `full` sizes than the present ones, so it grades no result"
     ledger = record.get("ledger")
     if ledger is None:
         return f"stopped ({where})" if record.get("stopped") else f"crashed ({where})"
@@ -91,7 +95,8 @@ def results_cell(chapter: str, full_record: dict | None, sweep: dict | None) -> 
 def chapter_row(chapter: str, full_record: dict | None, sweep: dict | None) -> list[str]:
     """The verdict cells of one chapter's row of the README's table: its source results by verdict, its stored
     ``full`` run, and the stored seed sweep."""
-    return [results_cell(chapter, full_record, sweep), full_cell(full_record), sweep_cell(chapter, sweep)]
+    digest = ((sweep or {}).get("chapters", {}).get(chapter, {}).get("ledger") or {}).get("full_sizes_digest")
+    return [results_cell(chapter, full_record, sweep), full_cell(full_record, digest), sweep_cell(chapter, sweep)]
 
 
 def _title(notebook: Path) -> str:

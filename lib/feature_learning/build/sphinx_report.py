@@ -208,8 +208,8 @@ def _summary_rows(ledgers: list[dict], sweep: dict | None, links: dict[str, str]
 
 
 def _open_rows(ledgers: list[dict], links: dict[str, str]) -> list[list[str]]:
-    """Every source result of every chapter that is not reproduced at the source's scale nor verified, with its
-    status at each profile and the reason."""
+    """Every source result of every chapter that is not reproduced at ``full`` (at the source's scale or on an analogue
+    at its full size) nor verified, with its status at each profile and the reason."""
     rows = []
     for ledger in ledgers:
         for entry in ledger.get("sources", []):
@@ -302,10 +302,11 @@ def report_nodes(ledgers: list[dict], sweep: dict | None = None, links: dict[str
     open_section += nodes.title(text="What did not plainly reproduce")
     open_rows = _open_rows(ledgers, links)
     open_section += nodes.paragraph(text=(
-        "Every source result that is not reproduced at the source's scale nor verified: reproduced only below the "
+        "Every source result that is not reproduced at the source's scale (or on an analogue at its full size) nor "
+        "verified: reproduced only below the "
         "source's scale or not yet run at it, not reproduced, inconclusive, not testable with our analogue, or not "
         "attempted, with its status at each profile and the reason." if open_rows
-        else "Every source result reproduced at the source's scale or verified."))
+        else "Every source result reproduced at the source's scale (or on an analogue at its full size) or verified."))
     if open_rows:
         open_section += _table(("chapter", *SOURCE_COLUMNS), open_rows)
     out.append(open_section)
