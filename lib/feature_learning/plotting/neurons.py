@@ -5,6 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from matplotlib.ticker import MaxNLocator
 
 from feature_learning.measure.fourier import interpolate, one_sided_power
 from feature_learning.measure.geometry import classical_mds, pairwise_cosines
@@ -63,10 +64,11 @@ def _column_pairs(count: int, width: float, height: float, max_columns: int | No
 
 
 def neuron_trajectories(time, corr_pos, corr_neg, title: str = "", xlabel: str = "step", *, width: float = 2.2,
-                        height: float = 1.9, max_columns: int | None = None) -> plt.Figure:
+                        height: float = 1.9, max_columns: int | None = None,
+                        ylabel: str = r"$E_{x|y}\langle w_k, x\rangle$") -> plt.Figure:
     """Fig. 7 of Zhang et al.: E_{x|y}<w_k, x> for the neuron's positive and negative class, one panel per neuron
     (``corr_*`` of shape (T, neurons)), ``width`` x ``height`` inches each, in rows of at most ``max_columns``
-    (default: as many as fit the book's column)."""
+    (default: as many as fit the book's column); ``ylabel`` on the first panel of each row."""
     n = corr_pos.shape[1]
     cols = min(columns_that_fit(width, max_columns), n)
     rows = (n + cols - 1) // cols
@@ -81,6 +83,10 @@ def neuron_trajectories(time, corr_pos, corr_neg, title: str = "", xlabel: str =
         axes[k // cols, k % cols].axis("off")
     axes[0, 0].legend(fontsize=TEXT_POINTS)
     axes[-1, 0].set_xlabel(xlabel, fontsize=TEXT_POINTS)
+    for row in axes:
+        row[0].set_ylabel(ylabel, fontsize=TEXT_POINTS)
+        for ax in row:
+            ax.xaxis.set_major_locator(MaxNLocator(3))
     if title:
         fig.suptitle(title, fontsize=TEXT_POINTS + 1)
     fig.tight_layout()

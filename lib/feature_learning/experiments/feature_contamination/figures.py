@@ -25,7 +25,10 @@ def risks_figure(exp: ReluVsLinear) -> Figure:
     rows = [[Panel([Curve(exp.time, h[key], label) for label, key in curves.items()], f"{name}: {title}",
                    SOURCE_TIME, ylabel, ylim=ylim) for name, h in nets]
             for title, ylabel, curves, ylim in quantities]
-    return plot_panels(rows, width=3.3, height=2.6)
+    fig = plot_panels(rows, width=3.3, height=2.6)
+    for ax in fig.axes:  # source steps run to 2e5: three ticks keep their labels apart
+        ax.xaxis.set_major_locator(MaxNLocator(3))
+    return fig
 
 
 def neurons_figure(exp: ReluVsLinear) -> Figure:
@@ -35,9 +38,9 @@ def neurons_figure(exp: ReluVsLinear) -> Figure:
 
 
 def mechanism_figure(mech: Mechanism) -> Figure:
-    """The gradients of Step 2 against autograd, neuron by neuron (tick labels in scientific notation: the
-    gradients are of order 1e-4)."""
-    fig = measured_vs_predicted(mech.panels, xlabel="formula of Step 2", ylabel="autograd")
+    """Autograd's gradients against the contamination rates of Step 3, neuron by neuron (tick labels in scientific
+    notation: the gradients are of order 1e-4)."""
+    fig = measured_vs_predicted(mech.panels, xlabel="rate of Step 3", ylabel="autograd")
     for ax in fig.axes:
         ax.ticklabel_format(style="sci", scilimits=(-2, 3))
         ax.xaxis.set_major_locator(MaxNLocator(4))
@@ -60,4 +63,8 @@ def extension_figure(ext: ExtensionResult) -> Figure:
     series = {"ID logistic loss": [v["id_loss"].mean() for v in ext.final.values()],
               "OOD logistic loss": [v["ood_loss"].mean() for v in ext.final.values()],
               "background projection / init": [v["bg_direction"].mean() for v in ext.final.values()]}
-    return grouped_bars(groups, series, log=True, title="two-layer nets with biases, AdamW, concentric balls")
+    fig = grouped_bars(groups, series, log=True, ylabel="loss, or projection / init (log scale)",
+                       title="two-layer nets with biases, AdamW, concentric balls")
+    fig.axes[0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside the bars, not over them
+    fig.tight_layout()
+    return fig

@@ -36,11 +36,13 @@ SOURCE_MAP = [
          correct=r"the whole key matrix $K^{(r)}$, as the text around it says: with the subscript $n$ the product "
          "is one number"),
     dict(id="fig_9_1", where="Fig. 9.1", what="100 of 108,172 tokens kept (over 1000x) and the answer is right",
-         claims=["compression_answers"],
+         claims=["compression_answers", "compression_beats_needle_guess"],
          analogue=TOY + "; the $k$ sweep's largest compression, 4 of the probe's 67 tokens (about 17x; 8 of 131 at "
          "full): the source's 1000x needs prompts of 100K tokens, and at our lengths it would keep less than one token",
          note="the source's figure is one prompt; here the share of the probe prompts answered from the $k$ kept "
-         "tokens is held against $k$ random positions run afresh; the arithmetic of the source's ratio is checked "
+         "tokens is held against $k$ random positions run afresh, and against copying one of the four needles' "
+         "values at random (the training plateau: the competent baseline, since the kept tokens may hold needles "
+         "without the asked one); the arithmetic of the source's ratio is checked "
          "(compression_arithmetic) and one kept prompt is printed; with four slots, pooling spends most of them on the "
          "neighbours of the strongest peaks, so far fewer prompts are answered than at $k = 16$: the claim is that the "
          "kept tokens still carry the answer, not that accuracy is kept (fig_9_4_keeps)"),
