@@ -223,8 +223,9 @@ def _ledger():
 
 def _attention(k, replicas=5, ratio=4.0):
     conc = torch.full((replicas, 2), 0.1, dtype=torch.float64)
+    trained = conc * ratio + 0.01 * torch.arange(replicas)[:, None]
     return ex.AttentionConcentration(k, 5, torch.zeros(replicas, 2, 5, 5), torch.zeros(replicas, 2, 5, 5),
-                                     conc * ratio + 0.01 * torch.arange(replicas)[:, None], conc)
+                                     trained, conc, trained, conc)
 
 
 def _full_like_sweep():

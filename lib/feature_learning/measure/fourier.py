@@ -79,3 +79,16 @@ def top_power_fraction(matrix: torch.Tensor, n: int = 4) -> torch.Tensor:
     """
     flat = power_2d(matrix).flatten(-2)
     return flat.topk(n, dim=-1).values.sum(dim=-1)
+
+
+def off_axis_top_power_fraction(matrix: torch.Tensor, n: int = 4) -> torch.Tensor:
+    """Fraction of the (DC-free) 2-D power in the ``n`` largest Fourier coefficients with both frequencies nonzero.
+
+    A wave in one index alone (a matrix whose rows are all one cosine of the column, or the reverse) puts its power
+    on an axis of the spectrum and scores 0 here; a 2-D cosine cos(2 pi (zeta_1 a + zeta_2 b)/p + phi) with
+    zeta_1, zeta_2 != 0 scores 1: what :func:`top_power_fraction` cannot tell apart.
+    """
+    power = power_2d(matrix).clone()
+    power[..., 0, :] = 0
+    power[..., :, 0] = 0
+    return power.flatten(-2).topk(n, dim=-1).values.sum(dim=-1)
