@@ -15,6 +15,7 @@ def heatmap_panels(panels: dict, xticks, yticks, *, xlabel: str = "", ylabel: st
     columns, e.g. the longest training length). Each panel is ``width`` x ``height`` inches, in rows of at most
     ``max_columns`` (default: as many as fit the book's column)."""
     fig, axes = panel_row(len(panels), width, height, max_columns=max_columns, sharey=True)
+    fig.set_layout_engine("constrained")  # stacked panels: keeps one panel's x label off the next one's title
     image = None
     for ax, (title, scores) in zip(axes, panels.items(), strict=True):
         scores = to_numpy(scores)
