@@ -661,6 +661,11 @@ def test_a_stored_claim_is_regraded_under_the_present_declarations():
     assert regrade({"status": STATUS_INCONCLUSIVE, "passed": False, "margin": -1}, {}, False) == STATUS_FAIL
     assert regrade({"status": STATUS_NULL_PASSES, "passed": True}, {}, True) == STATUS_NULL_PASSES
     assert regrade({"status": "pass"}, {}, True) == "pass", "a record rebuilt from a notebook keeps its status"
+    # testability computed from the measurements: not testable in a small run, testable in the stored full one
+    computed = {"status": STATUS_PASS, "passed": True, "margin": 0.2, "se": 0.01, "not_testable": None}
+    assert regrade(computed, {"not_testable": "the bound 0.9 exceeds the null's ln 2 at n = 2e4"}, True) == STATUS_PASS
+    assert regrade({**computed, "not_testable": "too small"}, {}, True) == STATUS_NOT_TESTABLE
+    assert regrade({"status": STATUS_PASS, "passed": True}, {"not_testable": "typed"}, True) == STATUS_NOT_TESTABLE
 
 
 def test_a_result_that_holds_only_at_the_source_scale_says_so():

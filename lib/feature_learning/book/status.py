@@ -243,8 +243,11 @@ def test_form(claim: Mapping[str, Any]) -> tuple:
 def regrade(stored: Mapping[str, Any], current: Mapping[str, Any], at_source_scale: bool) -> str:
     """A stored claim's status under the claim's present declarations, from what the stored run measured (its test's
     outcome, its distance from the bound and standard error): a record made before a declaration changed is graded by
-    the rule that holds now. A failure of the null or of the training guard stands as stored."""
-    if current.get("not_testable"):
+    the rule that holds now. A failure of the null or of the training guard stands as stored. Whether the claim could
+    test anything is the stored run's own finding where it recorded one: a claim whose testability is computed from
+    its measurements (a bound informative only above some sample size) is not testable in a small run and testable in
+    the stored one."""
+    if stored.get("not_testable") if "not_testable" in stored else current.get("not_testable"):
         return STATUS_NOT_TESTABLE
     if stored.get("status") in (STATUS_NULL_PASSES, STATUS_NO_NULL, STATUS_UNTRAINED, STATUS_NOT_TESTABLE):
         return stored["status"]
