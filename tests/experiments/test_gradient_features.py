@@ -206,3 +206,22 @@ def test_theorem34_runs_descends_and_grades_its_own_testability():
     assert float(t.bound.min()) > t.null and "cannot tell" in t.vacuous_reason()
     low = dataclasses.replace(t, bound=torch.full_like(t.bound, 0.5))
     assert low.vacuous_reason() is None and "can fail" in low.outcome()
+
+
+def test_theorem34_runs_on_a_second_device_with_the_cpus_numbers():
+    from feature_learning.book.profiles import Run
+    from feature_learning.build.device_audit import ACCELERATOR, pretend_accelerator
+
+    size = gf.Theorem34Sizes(m=4, n=1500, steps=10, n_test=800, seeds=2, chunk=500)
+    on_cpu = gf.theorem34(size, Run("ci", 0, torch.device("cpu")))
+    with pretend_accelerator() as marks:
+        on_device = gf.theorem34(size, Run("ci", 0, ACCELERATOR))
+        assert len(marks.refs) > 0
+    for field in dataclasses.fields(on_cpu):
+        a, b = getattr(on_cpu, field.name), getattr(on_device, field.name)
+        if isinstance(a, torch.Tensor):
+            assert b.device.type == "cpu"
+            # the same numbers; under the audit eigvalsh takes another LAPACK path: L differs in its last bit
+            torch.testing.assert_close(b, a, rtol=1e-13, atol=0, equal_nan=True, msg=field.name)
+        else:
+            assert a == b
