@@ -950,10 +950,10 @@ class Theorem34Result:
         return (self.opt + self.optimisation_term * self.steps / steps
                 + self.sample_term * math.sqrt(self.n / n))
 
-    def n_needed(self) -> torch.Tensor:
-        """The n at which the bound would reach ln 2 with the measured OPT, optimisation term and norms (inf where
-        OPT plus the optimisation term alone reach it)."""
-        room = self.null - self.opt - self.optimisation_term
+    def n_needed(self, steps: int | None = None) -> torch.Tensor:
+        """The n at which the bound would reach ln 2 with the measured OPT, L and norms, at this run's T or at
+        ``steps`` (inf where OPT plus the optimisation term alone reach it)."""
+        room = self.null - self.opt - self.optimisation_term * self.steps / (steps or self.steps)
         scale = self.sample_term * math.sqrt(self.n)
         return torch.where(room > 0, (scale / room.clamp_min(1e-300)) ** 2, torch.full_like(room, math.inf))
 

@@ -163,10 +163,12 @@ class Theorem34Sizes:
     = T (T - 1 steps of GD at 1/L from a^(1)), the comparison family's norm bound ``B_a2``, the population loss on
     ``n_test`` fresh points per seed, ``seeds`` replicas; features in chunks of ``chunk`` examples.
 
-    ``B_a2`` = 1 was fixed before the claim ran, from a probe of OPT(B) at the ci sizes (one seed of 200 units, n =
-    2e4 for the step, the optimum on 5e4 points: OPT = 0.155 at B = 1.35, 0.071 at 2.2, 0.032 at 3.0) with the measured
-    C = sqrt(||W^(1)||_F^2 B_x^2 + ||b||^2) = 300-310 and L = lambda_max(F^T F / n) / 4 = 710-740: the bound
-    OPT(B) + L (||a^(1)||^2 + B^2) / T + B C / sqrt(n) is least near B = 1 at the full n and T.
+    ``B_a2`` = 1 was fixed before the claim ran, from a probe of OPT(B) at the ci sizes (two seeds of 200 units, n =
+    2e4 for the step, the optimum on 5e4 points: OPT = 0.155 at B = 1.35, 0.071 at 2.2, 0.032 at 3.0, and about 0.2
+    at B = 1 by extrapolation) with the measured C = sqrt(||W^(1)||_F^2 B_x^2 + ||b||^2) = 300-310 and
+    L = lambda_max(F^T F / n) / 4 = 710-740: at the full n and T the bound OPT(B) + L (||a^(1)||^2 + B^2) / T
+    + B C / sqrt(n) is then about 0.44 at B = 1, 0.50 at B = 1.35 and 0.71 at B = 2.2, and below B = 1 OPT rises
+    towards ln 2 about as fast as the two terms fall.
 
     The full sizes and their cost on one H200 (arithmetic, not a measurement): the bound at B = 1 is about
     OPT(1) (about 0.2) + 740 * 1.05 / 10^4 = 0.08 + 305 / sqrt(4e6) = 0.15, so about 0.45, against the zero second
