@@ -157,6 +157,43 @@ class FixedFeatureSizes:
 
 
 @dataclasses.dataclass(frozen=True)
+class Theorem34Sizes:
+    """Theorem 3.4 (B.2) in its own regime: Algorithm 4 on Experiment 2's law and width (``4 m`` units), one sample Z
+    of ``n`` points for the erasing step and the second stage (Algorithm 4 samples once), the logistic loss, ``steps``
+    = T (T - 1 steps of GD at 1/L from a^(1)), the comparison family's norm bound ``B_a2``, the population loss on
+    ``n_test`` fresh points per seed, ``seeds`` replicas; features in chunks of ``chunk`` examples.
+
+    ``B_a2`` = 1 was fixed before the claim ran, from a probe of OPT(B) at the ci sizes (two seeds of 200 units, n =
+    2e4 for the step, the optimum on 5e4 points: OPT = 0.155 at B = 1.35, 0.071 at 2.2, 0.032 at 3.0, and about 0.2
+    at B = 1 by extrapolation) with the measured C = sqrt(||W^(1)||_F^2 B_x^2 + ||b||^2) = 300-310 and
+    L = lambda_max(F^T F / n) / 4 = 710-740: at the full n and T the bound OPT(B) + L (||a^(1)||^2 + B^2) / T
+    + B C / sqrt(n) is then about 0.44 at B = 1, 0.50 at B = 1.35 and 0.71 at B = 2.2, and below B = 1 OPT rises
+    towards ln 2 about as fast as the two terms fall.
+
+    The full sizes and their cost on one H200 (arithmetic, not a measurement): the bound at B = 1 is about
+    OPT(1) (about 0.2) + 740 * 1.05 / 10^4 = 0.08 + 305 / sqrt(4e6) = 0.15, so about 0.45, against the zero second
+    layer's ln 2 = 0.693. The features of Z are 4 seeds x 4e6 x 200 float32 = 12.8 GB; each GD step reads them twice
+    (F a, then F^T r): 25.6 GB at about 4 TB/s, 6.4 ms, so 10^4 steps take about 64 s; the erasing step (4 x 4e6 x 30
+    float64 on the device, 1.2e11 flops), the features, the Gram matrix of L (4 x 4e6 x 200^2 x 2 = 1.3e12 flops)
+    and the optimum on the held-out points (4 x 2^20 x 200 float64, about 20 Newton steps of 3.4e11 flops) take a few
+    seconds on the device, the draws of 2e7 points on the CPU generator (3 microseconds a point on this book's
+    loaded CPU machine) about a minute: under 3 minutes in all.
+    Below full (ci, book) the same code runs at a small n, where the bound is above ln 2 and says nothing."""
+
+    d: int = 30
+    k: int = 5
+    p_A: float = 0.25
+    p_o: float = 0.5
+    m: int = 50
+    n: int = 40_000
+    steps: int = 300
+    n_test: int = 20_000
+    B_a2: float = 1.0
+    seeds: int = 2
+    chunk: int = 2**16
+
+
+@dataclasses.dataclass(frozen=True)
 class GradientFeatureSizes:
     emergence: EmergenceSizes = EmergenceSizes()
     parity: ParitySizes = ParitySizes()
@@ -168,6 +205,7 @@ class GradientFeatureSizes:
     mixture: MixtureSizes = MixtureSizes()
     good_network: GoodNetworkSizes = GoodNetworkSizes()
     fixed_features: FixedFeatureSizes = FixedFeatureSizes()
+    theorem34: Theorem34Sizes = Theorem34Sizes()
 
 
 BOOK = GradientFeatureSizes()
@@ -180,6 +218,7 @@ CI = override(
     multi_index={"widths": (16, 64), "seeds": 4},
     mixture={"steps": 1000, "seeds": 4},  # the XOR experiment's ci steps and seeds
     good_network={"seeds": 2},  # the same units and samples, half the seeds: CI time
+    theorem34={"n": 20_000, "steps": 100, "n_test": 10_000},  # the same code, a smaller sample: CI time
 )
 # The sizes of the stored full run (results/full/gradient_features.json, written 2026-11-27T11:17:15+00:00; the
 # record does not carry them): the chapter's full section describes that run with these, not with FULL.
@@ -210,5 +249,6 @@ FULL = override(FULL_STORED, uniform={"d": 31, "k": 4, "m": 500, "n_step": 10_00
                 linear={"m": 2000, "n_step": 200_000, "seeds": 16},
                 mixture={"d": 400, "m": 200, "n_step": 100_000, "n_fit": 8000, "seeds": 16},
                 good_network={"m": 4000, "n_step": 200_000, "seeds": 8},
-                fixed_features={"features": (16, 64, 256, 1024, 4096), "n": 2**22, "chunk": 2**14, "seeds": 8})
+                fixed_features={"features": (16, 64, 256, 1024, 4096), "n": 2**22, "chunk": 2**14, "seeds": 8},
+                theorem34={"n": 4_000_000, "steps": 10_000, "n_test": 2**20, "seeds": 4})  # Theorem34Sizes
 SIZES = {"ci": CI, "book": BOOK, "full": FULL}
