@@ -9,6 +9,7 @@ import torch
 
 from feature_learning.book.profiles import override, start_run
 from feature_learning.experiments import label_granularity as E
+from feature_learning.models.patch_conv import PatchConvNet
 
 TINY = dataclasses.replace(E.PatchModel(), n_lucky=1.0, P=12, s_star=3, d_min=16, d_spare=4, batch=16)
 
@@ -190,3 +191,22 @@ def test_prop2_expected_sets_match_direct_tails_and_their_limits():
     assert p2["ratio_gap"][0] == pytest.approx((1 - star / (m * norm.sf(eps_m))) * ln**5, rel=1e-6)
     assert p2["star"][-1] == pytest.approx(p2["limit"], rel=0.03)
     assert p2["ratio_gap"][-1] == pytest.approx(p2["gap_limit"], rel=0.03)
+
+
+def test_cross_probe_hidden_layer_ridge_and_margin():
+    """The hidden layer summed over each output group is the network's output; the ridge probe separates classes
+    carried by distinct neurons whatever the representation's overall scale; the margin is Table 4's lead of the
+    leaves over level 1, rounded down."""
+    gen = torch.Generator().manual_seed(0)
+    W = torch.randn(2, 3, 5, 6, generator=gen)
+    b = -0.1 * torch.ones(2, 3, 5)
+    pnet = PatchConvNet(W=W, b=b)
+    X = torch.randn(7, 4, 6, generator=gen)
+    H = E.hidden_layer(pnet, X, chunk=3)
+    assert H.shape == (2, 7, 15)
+    F = pnet(X.unsqueeze(0).expand(2, -1, -1, -1)).double()
+    assert torch.allclose(H.view(2, 7, 3, 5).sum(-1), F, atol=1e-5)
+    y = torch.arange(40) % 4
+    Hc = 1e-4 * (torch.nn.functional.one_hot(y, 4).double() + 0.1 * torch.rand(40, 4, generator=gen).double())
+    assert (E.ridge_probe(Hc.unsqueeze(0), y, Hc.unsqueeze(0), 4, 1e-2) == y).all()  # the scale is normalised away
+    assert E.cross_probe_margin() == 0.03

@@ -491,6 +491,7 @@ class HierarchyRun:
     train_loss: torch.Tensor  # (R,) superclass cross-entropy of the merged heads on the replica's training images
     n_super: int  # K0, the superclasses
     checkpoints: dict[int, torch.Tensor] = dataclasses.field(default_factory=dict)  # step -> (R, n_rho) hard_acc
+    net: PatchConvNet | None = None  # the trained network (its hidden layer is the cross-data-set probe's encoder)
 
     def reached(self, fraction: float = TRAIN_LOSS_FRACTION) -> torch.Tensor:
         """(R,) bool: the replica reached the hierarchy's training target: the superclass cross-entropy of its merged
@@ -584,6 +585,84 @@ def run_hierarchy(size: GranularitySizes, run: Run) -> dict[str, HierarchyRun]:
                                       for r in range(R)])
         out[name] = HierarchyRun(name=name, G=G, hard_acc=accs, normal_acc=normal_acc,
                                  hard_margin=hard_m, purity=purity, leaf_purity=leaf_purity, train_loss=train_loss,
-                                 n_super=K0, checkpoints=checkpoints)
+                                 n_super=K0, checkpoints=checkpoints, net=net)
     return out
 
+
+
+# ---- cross-data-set transfer: a linear probe on the frozen hidden layer (Sec. 4.4, Tables 3, 4, 10, 11) ----------
+CROSS_ENCODERS = ("manual leaves", "leaf pairs", "coarse (baseline)")  # finest to coarsest pretraining labels
+
+
+def hidden_layer(net: PatchConvNet, X: torch.Tensor, chunk: int = 64) -> torch.Tensor:
+    """The frozen hidden layer h_r(X) = sum_p relu(<w_r, x_p> + b_r) of every neuron of every output group,
+    concatenated, for images X (n, P, d) shared by the replicas: (R, n, C m), float64."""
+    R = net.replicas
+    out = []
+    with torch.no_grad():
+        for lo in range(0, X.shape[0], chunk):
+            Xc = X[lo: lo + chunk].to(net.W.device, net.W.dtype)
+            out.append(net.preactivation(Xc.unsqueeze(0).expand(R, *Xc.shape)).relu_().sum(2).flatten(-2).cpu())
+    return torch.cat(out, 1).double()
+
+
+def ridge_probe(H: torch.Tensor, y: torch.Tensor, H_test: torch.Tensor, n_classes: int, lam: float) -> torch.Tensor:
+    """Predicted classes (R, n_test) of a ridge least-squares probe on one-hot targets, fitted per replica on unit-norm
+    representations H (R, n, D) (the final LayerNorm of the source's ViT plays this part: the readout sees the
+    encoder's responses relative to each other, not its overall scale), in the dual form (n x n)."""
+    def unit(A):
+        return A / A.norm(dim=-1, keepdim=True).clamp_min(1e-300)
+
+    H, H_test = unit(H), unit(H_test)
+    Y = torch.nn.functional.one_hot(y, n_classes).double().expand(H.shape[0], -1, -1)
+    K = H @ H.transpose(-1, -2)
+    alpha = torch.linalg.solve(K + lam * torch.eye(K.shape[-1], dtype=K.dtype), Y)
+    return (H_test @ H.transpose(-1, -2) @ alpha).argmax(-1)
+
+
+@dataclasses.dataclass
+class CrossProbe:
+    n_classes: int  # target classes: a leaf's position within its superclass
+    n_test: int  # target test images
+    trained: dict[str, torch.Tensor]  # label function -> (R,) probe accuracy of its trained network
+    untrained: dict[str, torch.Tensor]  # the same networks at their initialisation
+    lams: tuple[float, ...]  # further ridge penalties, for the display
+    at_lams: dict[str, torch.Tensor]  # label function -> (n_lam, R) accuracy of the trained network at ``lams``
+
+
+def run_cross_probe(size: GranularitySizes, run: Run, hier: dict[str, HierarchyRun],
+                    lams: tuple[float, ...] = (1e-4, 1.0)) -> CrossProbe:
+    """Cross-data-set transfer on the synthetic hierarchy: the hidden layers of the hierarchy's networks, frozen
+    after pretraining on ``CROSS_ENCODERS``' labels, are probed linearly on a target task whose classes cut across
+    the pretraining classes: class j holds leaf j of every superclass (a union of leaves, as ImageNet-1k's classes
+    are mostly ImageNet-21k leaves, and of no superclass or leaf pair). Fresh target images, ``probe_per_leaf`` per
+    leaf to fit the probe and ``probe_test`` to test it; the same probe on the same networks at their initialisation
+    (re-drawn from the hierarchy's init streams) is the untrained null."""
+    hs, model = size.hierarchy, size.model
+    tree = hierarchy_tree(model, hs)
+    b = tree.n_leaves // tree.branching[0]
+    feats = list(range(tree.n_node_features + tree.n_nuisance))
+
+    def target(n_per_leaf, gen):
+        leaves = torch.arange(tree.n_leaves).repeat_interleave(n_per_leaf)
+        X, leaf, _ = tree.sample(len(leaves), gen, leaves=leaves)
+        return X, leaf % b
+
+    X, y = target(hs.probe_per_leaf, run.generator("cross_probe", "fit"))
+    Xt, yt = target(hs.probe_test, run.generator("cross_probe", "test"))
+    trained, untrained, at_lams = {}, {}, {}
+    for name in CROSS_ENCODERS:
+        net = hier[name].net
+        fresh = init_thresholded(hs.replicas, net.n_outputs, width_for_lucky(model.n_lucky, model.tau), tree.d,
+                                 sigma0=model.sigma0, tau=model.tau, generator=run.generator("hierarchy_init", name),
+                                 features=feats, prune_margin=model.prune_margin, device=run.device)
+        if fresh.W.shape != net.W.shape:
+            raise RuntimeError(f"the re-drawn initialisation of {name!r} is not the trained network's")
+        for store, encoder in ((trained, net), (untrained, fresh)):
+            H, Ht = hidden_layer(encoder, X), hidden_layer(encoder, Xt)
+            grid = (hs.probe_ridge,) + (lams if encoder is net else ())
+            accs = torch.stack([(ridge_probe(H, y, Ht, b, lam) == yt).double().mean(-1) for lam in grid])
+            store[name] = accs[0]
+            if encoder is net:
+                at_lams[name] = accs[1:]
+    return CrossProbe(n_classes=b, n_test=len(yt), trained=trained, untrained=untrained, lams=lams, at_lams=at_lams)

@@ -128,6 +128,9 @@ class HierarchySizes:
     rhos: tuple[float, ...] = tuple(round(0.025 * i, 3) for i in range(17))
     checkpoints: tuple[float, ...] = (5 / 9, 7 / 9)  # Table 6: the 50- and 70-epoch checkpoints of 90 epochs
     wide: float = 2.0  # the wider network (ResNet-50's analogue): twice the neurons per output
+    probe_per_leaf: int = 32  # cross-data-set probe: labelled target images per leaf (as many as pretraining had)
+    probe_test: int = 50  # ... and test images per leaf
+    probe_ridge: float = 1e-2  # its ridge penalty on unit-norm representations (fixed before the first run)
 
 
 @dataclasses.dataclass(frozen=True)
