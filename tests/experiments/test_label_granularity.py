@@ -210,3 +210,5 @@ def test_cross_probe_hidden_layer_ridge_and_margin():
     Hc = 1e-4 * (torch.nn.functional.one_hot(y, 4).double() + 0.1 * torch.rand(40, 4, generator=gen).double())
     assert (E.ridge_probe(Hc.unsqueeze(0), y, Hc.unsqueeze(0), 4, 1e-2) == y).all()  # the scale is normalised away
     assert E.cross_probe_margin() == 0.03
+    assert E.cross_probe_ceiling(0.96, 0.9) is None, "below ceiling the lead can reach the margin: testable"
+    assert "at ceiling" in E.cross_probe_ceiling(0.99, 1.0), "above 1 - margin no lead can reach it"
