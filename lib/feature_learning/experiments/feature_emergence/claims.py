@@ -524,7 +524,7 @@ SOURCE_MAP = [
              "m = 9"},
     {"id": "teacher_selection", "where": "Fig. 26(a), Alg. 1 (E.5.1, E.5.4)",
      "claims": ["selection_rise", "selection_second_descent"],
-     "analogue": r"scikit-learn's $8\times8$ digits in place of MNIST, teachers FC($m$) of widths 1 to 32 (24 at "
+     "analogue": r"scikit-learn's $8\times8$ digits in place of MNIST, teachers FC($m$) of widths 1 to 32 (16 at "
                  "`ci`, 512 at `full`); the minimum read off by a fixed rule on half of the replicas and measured on "
                  "the others",
      "what": "the teachers' test loss over their size is a double-descent curve; Algorithm 1 takes its teacher at the "
