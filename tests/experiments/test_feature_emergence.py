@@ -239,6 +239,26 @@ def test_injection_protocol_at_toy_sizes():
     assert set(more) >= {"alpha25_gap", "alpha75_lower", "structured_above", "structured_below", "width_gap"}
 
 
+
+def test_classical_minimum_is_the_start_of_the_first_rise():
+    assert fe.classical_minimum(torch.tensor([3.0, 2.0, 2.5, 1.0])) == 1
+    assert fe.classical_minimum(torch.tensor([3.0, 2.0, 1.0])) == 2  # never rises: the last width
+    assert fe.classical_minimum(torch.tensor([1.0, 2.0])) == 0
+
+
+def test_selection_sweep_at_toy_sizes():
+    size = fe.SelectionSizes(n_train=200, n_gauss_test=100, widths=(1, 2, 4), replicas=4, student_replicas=2,
+                             student_widths=(1, 3), teacher_steps=5, student_steps=5)
+    out = fe.selection_experiment(size, start_run("ci", 0, "cpu"))
+    assert out.loss.shape == (4, 3) and out.selection == 2 and torch.isfinite(out.loss).all()
+    assert out.student_loss.shape == (2, 2, 2) and out.runs == 4 * 3 + 2 * 2 + 2 * 2 * 2
+    assert out.teacher_widths[0] == size.widths[out.chosen] and out.teacher_widths[1] >= 5 * out.teacher_widths[0]
+    values = fe.selection_values(out)
+    assert values["m_sel"] == out.teacher_widths[0] and values["near"] >= 0 and values["rise"][1] >= 0
+    none = dataclasses.replace(out, peak=None, valley=None)
+    assert fe.selection_values(none)["rise"] == (0.0, 0.0) and fe.selection_values(none)["m_peak"] == 0
+
+
 def test_digits_clusters_at_toy_sizes():
     size = fe.DigitsClusterSizes(width=6, replicas=2, epochs=4, early_epochs=1, log_epochs=(1, 2))
     out = fe.digits_cluster_experiment(size, start_run("ci", 0, "cpu"))
@@ -328,10 +348,13 @@ def test_figures_fit_the_column_and_read_at_9_points():
                                torch.tensor([[1.0, -1.0, 1.0, -1.0]] * seeds), rand(seeds, 12, 8) - 0.5,
                                rand(seeds, 12, 8) - 0.5)
     injection = fe.InjectionResult(torch.arange(steps), rand(steps, seeds, 2), rand(steps, seeds, 2), rand(seeds, 10))
+    selection = fe.SelectionResult((1, 2, 4), rand(4, 3), 2, 1, 2, None, (1, 2, 4, 8), (2, 11), rand(2, 3, 4), (1, 2),
+                                   10, 10)
     figures = [fe.accuracy_figure([("a", group, (0, 1))]),
                fe.accuracy_figure([(str(i), group, (0,)) for i in range(4)]),
                fe.mds_figure(W, torch.ones(8, dtype=torch.float64), ("+v", "-v")),
-               fe.mixture_figure([mixture] * 3), fe.injection_figure(injection)]
+               fe.mixture_figure([mixture] * 3), fe.injection_figure(injection),
+               fe.selection_figure(selection)]
     for fig in figures:
         assert fig.get_size_inches()[0] <= COLUMN_INCHES + 1e-9 and problems(fig) == []
         plt.close(fig)

@@ -12,6 +12,7 @@ from feature_learning.experiments.feature_emergence.runs import (
     GroupResult,
     InjectionResult,
     MixtureResult,
+    SelectionResult,
     spherical_two_means,
 )
 from feature_learning.measure.geometry import cosine_to
@@ -99,3 +100,23 @@ def digits_cluster_figure(result: DigitsClusterResult):
     marks = [("final cluster centres", centres[0], "tab:red")]
     panels = [{"title": f"step {int(s)}", "W": w, "marks": marks} for s, w in zip(result.step, W, strict=True)]
     return legibility.fit_to_column(mds_panels([panels], width=legibility.COLUMN_INCHES / len(panels)))
+
+
+def selection_figure(result: SelectionResult):
+    """Fig. 26 on the digits: (a) the teachers' test loss over their width (mean and standard deviation over the
+    replicas that measure; Algorithm 1's choice, made on the others, dashed); (b) the students' test loss on Gaussian
+    inputs over their width, one curve per teacher (mean and standard deviation over the students' replicas), each
+    teacher's width dotted in its colour."""
+    widths = torch.tensor(result.widths, dtype=torch.float64)
+    teachers = Panel([Curve(widths, result.loss[result.selection:].T, "teachers", "o-", "k", spread="sd")],
+                     "(a) teachers on digits", "width m", "test cross-entropy",
+                     [Guide(result.widths[result.chosen], "Algorithm 1's choice", axis="v")], xscale="log",
+                     legend="upper right")
+    colours = ("tab:blue", "tab:orange", "tab:green")
+    students = torch.tensor(result.student_widths, dtype=torch.float64)
+    curves = [Curve(students, result.student_loss[j].T, f"teacher FC({t})", "o-", colours[j], spread="sd")
+              for j, t in enumerate(result.teacher_widths)]
+    guides = [Guide(t, axis="v", style=":", color=colours[j]) for j, t in enumerate(result.teacher_widths)]
+    panel = Panel(curves, "(b) students on Gaussian inputs", "width m", "test cross-entropy", guides, xscale="log",
+                  legend="upper right")
+    return legibility.fit_to_column(plot_panels([teachers, panel], width=legibility.COLUMN_INCHES / 2, height=3.2))

@@ -30,6 +30,7 @@ from feature_learning.experiments.feature_emergence.sizes import (
     IntervalSizes,
     MixtureSizes,
     ParitySizes,
+    SelectionSizes,
     Theorem2Sizes,
 )
 from feature_learning.experiments.feature_emergence.stage import (
@@ -680,7 +681,8 @@ def injection_experiment(size: InjectionSizes, run) -> InjectionResult:
        digits.
 
     Deviation: the source chooses the teacher's size by the U-shaped part of a double-descent curve; here it is
-    given. The steps are AdamW (our choice; the source does not say)."""
+    given (Algorithm 1's choice is run on its own: :func:`selection_experiment`). The steps are AdamW (our choice;
+    the source does not say)."""
     g = run.generator("injection")
     digits, target = load_digits()
     train_idx, test_idx = random_split(len(digits), size.n_student, g)
@@ -747,6 +749,124 @@ def injection_experiment(size: InjectionSizes, run) -> InjectionResult:
                            structured_acc=x_perm[..., -1], structured_gauss=x_gauss[..., -1],
                            structured_label_share=share(y_pt[:E]), narrow_width=size.narrow_width,
                            narrow_real=per_teacher(n_real, T, 1, 2), narrow_injected=per_teacher(n_gauss, T, 1, 2))
+
+
+
+# -- Algorithm 1's choice of the teacher's width and Fig. 26 (E.5.1, E.5.4) -----------------------------------------
+@dataclasses.dataclass
+class SelectionResult:
+    """The width sweeps of Algorithm 1 and Fig. 26 on the digits. ``loss`` (R, K): each replica's teacher FC(m) test
+    cross-entropy on its held-out digits at each width of ``widths``; the first ``selection`` replicas choose (the
+    curve's classical minimum ``chosen``, the highest point after it ``peak`` and the lowest after that ``valley``:
+    indices into ``widths``, None where there is none), the others measure. ``teacher_widths`` (F,): the teachers
+    that label the Gaussian inputs (the chosen width times each factor); ``student_loss`` (F, S, K'): the students'
+    test cross-entropy on fresh Gaussian inputs against their teacher's labels at each width of ``student_widths``;
+    ``student_minimum`` (F,): the classical minimum of each teacher's students' mean curve (an index). ``reached`` of
+    ``runs`` networks ended with a finite training loss below their initial one."""
+
+    widths: tuple[int, ...]
+    loss: torch.Tensor
+    selection: int
+    chosen: int
+    peak: int | None
+    valley: int | None
+    student_widths: tuple[int, ...]
+    teacher_widths: tuple[int, ...]
+    student_loss: torch.Tensor
+    student_minimum: tuple[int, ...]
+    reached: int
+    runs: int
+
+
+def classical_minimum(curve: torch.Tensor) -> int:
+    """Algorithm 1's "local minimum in the classical regime" of a loss curve over increasing widths: the first
+    width whose loss is below the next width's (the start of the first rise); the last width if the curve never
+    rises."""
+    for i in range(len(curve) - 1):
+        if curve[i] < curve[i + 1]:
+            return i
+    return len(curve) - 1
+
+
+def _width_sweep(widths, replicas, x, y, steps, lr, g, device, reg_inputs=None, reg=0.0, description=""):
+    """FC(m) for every m of ``widths``, ``replicas`` each, trained together on their replica's inputs x (R, n, d) and
+    labels y (R, n) (cross-entropy; plus ``reg`` times R1 + R2 on ``reg_inputs``), with the chapter's teacher steps
+    (AdamW, one program: the steps of one network do not depend on the others). Returns the networks and, per width
+    and replica (K, R), whether the training loss ended finite and below its initial value."""
+    nets = [init_lecun(replicas, x.shape[-1], w, d_out=10, generator=g, dtype=torch.float32, device=device)
+            for w in widths]
+
+    def fit_losses():
+        return torch.stack([cross_entropy(net(x), y).mean(-1) for net in nets])
+
+    def loss(step):
+        total = fit_losses().sum()
+        if reg_inputs is not None:
+            total = total + reg * sum(sum(balance_and_confidence(net(reg_inputs))).sum() for net in nets)
+        return total
+
+    with torch.no_grad():
+        start = fit_losses()
+    train([p for net in nets for p in net.parameters()], loss, OptimConfig(steps, lr, betas=(0.9, 0.98), warmup=1),
+          description=description)
+    with torch.no_grad():
+        end = fit_losses()
+    return nets, (torch.isfinite(end) & (end < start)).cpu()
+
+
+def selection_experiment(size: SelectionSizes, run) -> SelectionResult:
+    """Algorithm 1 and Fig. 26 of Shi, Wei and Liang (E.5.1, E.5.4) on the bundled digits, every width as one
+    batched program:
+
+    1. each of ``replicas`` replicas draws its own split of the digits (``n_train`` to train on, the rest to test)
+       and its own unlabelled Gaussian inputs U (``n_train`` of them, with the split's mean and covariance);
+    2. teachers FC(m) train on the split's digits at every width m of ``widths`` (Algorithm 1's sweep, no
+       regulariser), and their test loss on the held-out digits is recorded; the first half of the replicas chooses
+       the classical minimum and the points after it, the second half measures them (so the choice does not pick
+       the measurement's noise);
+    3. for each factor f of ``teacher_factors``, teachers FC(round(f m)) at the chosen m train on the first
+       ``student_replicas`` splits with the regulariser R1 + R2 on U (Algorithm 1's last line) and label U and
+       fresh Gaussian inputs; students FC(m') of every width m' of ``student_widths`` train on U with those labels
+       and are tested on the fresh inputs (Fig. 26(b)-(d)).
+
+    The steps are the chapter's teacher and student steps (AdamW)."""
+    g = run.generator("selection")
+    digits, target = load_digits()
+    R, S, n, device = size.replicas, size.student_replicas, size.n_train, run.device
+    splits = [random_split(len(digits), n, g) for _ in range(R)]
+    x = torch.stack([digits[tr] for tr, _ in splits]).float().to(device)
+    y = torch.stack([target[tr] for tr, _ in splits]).to(device)
+    x_test = torch.stack([digits[te] for _, te in splits]).float().to(device)
+    y_test = torch.stack([target[te] for _, te in splits]).to(device)
+    u = torch.stack([gaussian_like(digits[tr], n, g) for tr, _ in splits[:S]]).float().to(device)
+    u_test = torch.stack([gaussian_like(digits[tr], size.n_gauss_test, g) for tr, _ in splits[:S]]).float().to(device)
+    teachers, reached = _width_sweep(size.widths, R, x, y, size.teacher_steps, size.lr, g, device,
+                                     description="teacher widths")
+    with torch.no_grad():
+        loss = torch.stack([cross_entropy(net(x_test), y_test).mean(-1) for net in teachers], -1).cpu()  # (R, K)
+    h = R // 2
+    chosen = classical_minimum(loss[:h].mean(0))
+    peak = None if chosen == len(size.widths) - 1 else chosen + 1 + int(loss[:h, chosen + 1:].mean(0).argmax())
+    valley = None if peak is None or peak == len(size.widths) - 1 else (
+        peak + 1 + int(loss[:h, peak + 1:].mean(0).argmin()))
+    widths_t = tuple(max(1, round(f * size.widths[chosen])) for f in size.teacher_factors)
+    labellers, reached_l = _width_sweep(widths_t, S, x[:S], y[:S], size.teacher_steps, size.lr, g, device,
+                                        reg_inputs=u, reg=size.reg, description="chosen teachers")
+    with torch.no_grad():
+        labels = torch.cat([net(u).argmax(-1) for net in labellers])  # (F S, n): teacher-major
+        labels_test = torch.cat([net(u_test).argmax(-1) for net in labellers])
+    F = len(widths_t)
+    students, reached_s = _width_sweep(size.student_widths, F * S, u.repeat(F, 1, 1), labels, size.student_steps,
+                                       size.lr, g, device, description="students")
+    with torch.no_grad():
+        student_loss = torch.stack([cross_entropy(net(u_test.repeat(F, 1, 1)), labels_test).mean(-1)
+                                    for net in students], -1).reshape(F, S, -1).cpu()
+    minima = tuple(classical_minimum(curve) for curve in student_loss.mean(1))
+    flags = torch.cat([reached.flatten(), reached_l.flatten(), reached_s.flatten()])
+    return SelectionResult(widths=tuple(size.widths), loss=loss, selection=h, chosen=chosen, peak=peak,
+                           valley=valley, student_widths=tuple(size.student_widths), teacher_widths=widths_t,
+                           student_loss=student_loss, student_minimum=minima, reached=int(flags.sum()),
+                           runs=len(flags))
 
 
 # -- Experiment 7: the neurons of a network trained on digits 0/1 (E.4, Figs. 3, 17-21, Table 7) --------------------

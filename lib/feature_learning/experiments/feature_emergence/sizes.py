@@ -132,6 +132,26 @@ class InjectionSizes:
     n_injected_test: int = 5000  # fresh Gaussian inputs the students are tested on (the digits' test set is fixed)
 
 
+
+@dataclasses.dataclass(frozen=True)
+class SelectionSizes:
+    """E.5.1 and E.5.4 (Algorithm 1, Fig. 26) on the bundled digits with Gaussian unlabelled inputs: the teachers'
+    width sweep and the students' sweeps on the inputs labelled by the chosen teacher and by a wider one (the
+    source: FC(9), chosen on MNIST, then FC(50) and FC(500)). Steps, step size and regulariser are the injection
+    protocol's."""
+
+    n_train: int = 600  # digits each replica's teachers train on (the other 1197 are their test set); also |U|
+    n_gauss_test: int = 2000  # fresh Gaussian inputs the students are tested on
+    widths: tuple[int, ...] = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)  # the teachers' m
+    replicas: int = 6  # splits of the digits, a batch axis: the first half choose the widths, the second measure
+    teacher_factors: tuple[float, ...] = (1.0, 50 / 9)  # the chosen width times these label the Gaussian inputs
+    student_widths: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
+    student_replicas: int = 3  # splits whose teachers and students train (the first ones), a batch axis
+    teacher_steps: int = 500
+    student_steps: int = 400
+    lr: float = 1e-2
+    reg: float = 1.0
+
 @dataclasses.dataclass(frozen=True)
 class Theorem2Sizes:
     """Theorem 2 at a k where its floor is not vacuous: D_A^mix with parity labels, odd k, D = 16 k (the theorem's
@@ -157,6 +177,7 @@ class FeatureEmergenceSizes:
     mixture: MixtureSizes = MixtureSizes()
     digits_cluster: DigitsClusterSizes = DigitsClusterSizes()
     injection: InjectionSizes = InjectionSizes()
+    selection: SelectionSizes = SelectionSizes()
     theorem2: Theorem2Sizes = Theorem2Sizes()
 
 
@@ -172,6 +193,10 @@ CI = override(
     mixture={"experiments": ((100, 4, 1.0, 40), (25, 4, 0.7, 25), (100, 5, 1.0, 40)),  # half the epochs
              "n": 3000, "n_test": 2000},
     injection={"teacher_steps": 400, "student_steps": 300},
+    selection={"replicas": 8,  # four measuring replicas: the rise's spread is between teachers, and two measuring
+               # ones leave it within noise of its bound at some seeds
+               "student_replicas": 2, "widths": (1, 2, 3, 4, 6, 8, 12, 16),  # narrower: the time of ci
+               "student_widths": (1, 2, 4, 8, 16, 32), "teacher_steps": 400, "student_steps": 300},
 )
 FULL = override(
     BOOK,
@@ -181,6 +206,12 @@ FULL = override(
     hidden={"n": 50_000},
     mixture={"seeds": 5, "n": 20_000, "n_test": 10_000},
     injection={"teacher_steps": 800, "student_steps": 800},
+    selection={"n_train": 1200, "replicas": 8,
+               "widths": (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512),
+               "teacher_factors": (1.0, 50 / 9, 500 / 9),  # the source's FC(9), FC(50) and FC(500)
+               "student_widths": (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024,
+                                  1536, 2048),
+               "student_replicas": 8, "teacher_steps": 800, "student_steps": 800},
     theorem2={"n": 50_000, "replicas": 5},
 )
 SIZES = {"ci": CI, "book": BOOK, "full": FULL}
