@@ -142,7 +142,8 @@ def test_grokking_glue_spells_out_censored_median_delays():
 
     grok = {2: run(2, [10.0, 20.0, 30.0], [50.0, 80.0, 90.0]), 3: run(3, [10.0, 10.0, 10.0], [inf, inf, 20.0]),
             4: run(4, [inf, inf, 10.0], [20.0, 30.0, 20.0])}
-    attention = types.SimpleNamespace(k=3, p=5, conc_trained=torch.ones(2, 2), conc_initial=torch.ones(2, 2) / 4)
+    attention = types.SimpleNamespace(k=3, p=5, conc_trained=torch.ones(2, 2), conc_initial=torch.ones(2, 2) / 4,
+                                      off_trained=torch.ones(2, 2) / 2, off_initial=torch.ones(2, 2) / 8)
     out = ex.grokking_glue(grok, attention)
     assert out["delay_text_k2"] == "60 steps" and out["delay_median_k2"] == 60 and out["ratio_text_k2"] == "4.0"
     # k=3: two replicas never generalise within the 20 steps: delays at least 20 - 10, so the median is at least 10

@@ -8,6 +8,7 @@ from matplotlib.ticker import MaxNLocator
 from feature_learning.experiments.feature_contamination.runs import Mechanism, ReluVsLinear
 from feature_learning.experiments.feature_contamination.sizes import SOURCE_TIME
 from feature_learning.experiments.feature_contamination.transfer import Distillation, ExtensionResult
+from feature_learning.plotting import TEXT_POINTS
 from feature_learning.plotting.curves import Curve, Panel, grouped_bars, measured_vs_predicted, plot_panels
 from feature_learning.plotting.neurons import neuron_trajectories
 
@@ -65,6 +66,6 @@ def extension_figure(ext: ExtensionResult) -> Figure:
               "background projection / init": [v["bg_direction"].mean() for v in ext.final.values()]}
     fig = grouped_bars(groups, series, log=True, ylabel="loss, or projection / init (log scale)",
                        title="two-layer nets with biases, AdamW, concentric balls")
-    fig.axes[0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside the bars, not over them
+    fig.axes[0].legend(fontsize=TEXT_POINTS, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside the bars
     fig.tight_layout()
     return fig
