@@ -1074,7 +1074,7 @@ def theorem34(size: Theorem34Sizes, run: Run) -> Theorem34Result:
     step is Experiment 2's, eqs. (B.95) and Lemma B.6 with -l'(0) in them); then W^(1), b fixed and T - 1 steps of
     GD at 1/L on the sample's logistic loss from a^(1), L = lambda_max(F^T F / n) / 4 (the logistic loss's second
     derivative is at most 1/4, reached at a = 0: the exact smoothness constant). The population loss of a^(T) and
-    OPT_{W^(1), b, B_a2} (:func:`ball_logistic_optimum`) on ``size.n_test`` fresh points per seed, and the
+    OPT_{W^(1), b, B_a2} (``ball_logistic_optimum`` in this module) on ``size.n_test`` fresh points per seed, and the
     theorem's terms with O-constants 1."""
     task = StructuredParity(size.d, size.k, 1, size.p_A, size.p_o)
     rec = parity_recipe(size.d, size.k, size.p_A)
