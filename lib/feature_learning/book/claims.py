@@ -88,6 +88,7 @@ from feature_learning.book.status import (  # noqa: E402  (the statuses' one hom
     erratum_status,
     graded_at_full,
     profile_statuses,
+    ran_other_sizes,
     source_headline,
     sweep_knows_noise,
     verdict,
@@ -462,9 +463,8 @@ def full_run_glue(run: dict | None, current: dict[str, dict] | None = None,
     read = f" Its ledger was not saved; the statuses and values are read from {ledger['read_from']}." \
         if ledger.get("read_from") else ""
     how = ", graded by their present declarations" if regraded else ""
-    stored_digest = (run.get("provenance") or ledger.get("provenance") or {}).get("sizes_digest")
     stale = (" It ran other `full` sizes than the chapter's present ones, so it grades no result of the source map "
-             "until `full` is run again." if sizes_digest and stored_digest and stored_digest != sizes_digest else "")
+             "until `full` is run again." if ran_other_sizes(run, sizes_digest) else "")
     out |= {"full_run": head + f"Its {len(claims)} claims by status{how}: {counts}. Failing: {marked}.{read}{stale}",
             "full_counts": counts, "full_failed": ", ".join(failed) if failed else "none"}
     for c in claims:

@@ -278,6 +278,14 @@ def graded_at_full(stored: Mapping[str, Any] | None, current: Mapping[str, Any] 
     return {**stored, "status": regrade(stored, current, True), "kind": current.get("kind")}
 
 
+def ran_other_sizes(record: Mapping[str, Any], sizes_digest: str | None) -> bool:
+    """Whether a stored run was made with other ``full`` sizes than ``sizes_digest`` (the chapter's present ones), by
+    the digest in its provenance (the record's, else its ledger's); False where either digest is unknown."""
+    provenance = record.get("provenance") or (record.get("ledger") or {}).get("provenance") or {}
+    stored = provenance.get("sizes_digest")
+    return bool(sizes_digest and stored and stored != sizes_digest)
+
+
 def full_status(entry: Mapping[str, Any], current: Mapping[str, Mapping[str, Any]], record: Mapping[str, Any] | None,
                 sizes_digest: str | None = None) -> tuple[str | None, str]:
     """The result's status in the stored ``full`` record, and a note: (status, "") when each carrying claim was stored
@@ -292,8 +300,7 @@ def full_status(entry: Mapping[str, Any], current: Mapping[str, Mapping[str, Any
     if ledger is None:
         what = "stopped unfinished" if record.get("stopped") else "crashed before its ledger"
         return None, f"the stored run of {when} {what}: {record.get('error') or 'no error recorded'}"
-    stored_digest = (record.get("provenance") or ledger.get("provenance") or {}).get("sizes_digest")
-    if sizes_digest and stored_digest and stored_digest != sizes_digest:
+    if ran_other_sizes(record, sizes_digest):
         return None, f"the stored run of {when} used other `full` sizes than the chapter's present ones"
     stored = {c["id"]: c for c in ledger.get("claims", [])}
     graded = {cid: graded_at_full(stored.get(cid), current[cid]) for cid in entry["claims"]}

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from feature_learning.book.claims import ACCEPTED, ClaimLedger, project_root
-from feature_learning.book.status import source_headline
+from feature_learning.book.status import ran_other_sizes, source_headline
 from feature_learning.build import runs
 from feature_learning.build.notebooks import toc_notebooks
 from feature_learning.build.seeds import load_full_runs
@@ -55,8 +55,7 @@ def full_cell(record: dict | None, digest: str | None = None) -> str:
     where = _where(record)
     if record.get("seconds"):
         where += f", {runs.duration(record['seconds'])}"
-    stored = (record.get("provenance") or (record.get("ledger") or {}).get("provenance") or {}).get("sizes_digest")
-    if digest and stored and stored != digest:
+    if ran_other_sizes(record, digest):
         where += "; other `full` sizes than the present ones, so it grades no result"
     ledger = record.get("ledger")
     if ledger is None:
